@@ -1,0 +1,24 @@
+// Jest in CommonJS mode: @swc/jest compiles our TS and turns the ESM-only dependencies into CJS
+// (Jest's ESM mode cannot load Nest 12 on Node 20; see shared/design/dependencies.md §4).
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+    },
+    module: { type: 'commonjs' },
+  },
+];
+
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|file-type|content-disposition|cookie)/)'],
+  testTimeout: 30000,
+  // Suites start servers and child processes; two workers match the two cores.
+  maxWorkers: 2,
+};
