@@ -18,6 +18,7 @@ module.exports = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|file-type|content-disposition|cookie)/)'],
+  setupFiles: ['reflect-metadata'],
   testTimeout: 30000,
   // Suites start servers and child processes; two workers match the two cores.
   maxWorkers: 2,

@@ -1,0 +1,41 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
+import { ATRIUM_CONFIG, type AtriumConfig } from './config/atrium-config.js';
+import type { Consumer } from './core/auth/consumer.js';
+import { CoreModule } from './core/core.module.js';
+import { HealthModule } from './health/health.module.js';
+import { MetricsModule } from './metrics/metrics.module.js';
+import { ProxyModule } from './proxy/proxy.module.js';
+import { RedisModule } from './redis/redis.module.js';
+import { MacroModule } from './upstreams/macro/macro.module.js';
+
+export interface AppOptions {
+  readonly config: AtriumConfig;
+  readonly consumers: readonly Consumer[];
+}
+
+/** The gateway. Config and consumers are loaded and validated before Nest boots (see main.ts). */
+@Module({})
+export class AppModule {
+  static forRoot(options: AppOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot({
+          isGlobal: true,
+          ignoreEnvFile: true,
+          load: [() => ({ atrium: options.config })],
+        }),
+        CoreModule.forRoot(options.consumers),
+        MetricsModule,
+        ProxyModule,
+        HealthModule,
+        RedisModule,
+        MacroModule,
+      ],
+      providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
+      exports: [ATRIUM_CONFIG],
+      global: true,
+    };
+  }
+}

@@ -1,0 +1,27 @@
+/** An internal app allowed to call the gateway. Loaded from the consumers file (see README). */
+export interface ConsumerLimit {
+  /** Name of the window, e.g. `per-second`. */
+  readonly name: string;
+  readonly ttlMs: number;
+  readonly limit: number;
+}
+
+export interface Consumer {
+  readonly id: string;
+  /** SHA-256 digests of the consumer's keys. */
+  readonly keyHashes: readonly Buffer[];
+  readonly upstreams: ReadonlySet<string>;
+  /** May use POST/PUT/PATCH/DELETE. */
+  readonly write: boolean;
+  readonly limits: readonly ConsumerLimit[];
+  /** Share of a scarce upstream budget relative to other consumers (default 1). */
+  readonly weight: number;
+  /** Fraction (0–1) of each upstream budget kept for this consumer when it is short. */
+  readonly reservedShare: number;
+  /** Browser origins allowed to call with this consumer's key (CORS). */
+  readonly corsOrigins: readonly string[];
+}
+
+/** Where consumers' keys may arrive, in the order they are looked for. */
+export const CONSUMER_KEY_HEADERS = ['x-api-key', 'authorization'] as const;
+export const CONSUMER_KEY_QUERY_PARAMS = ['token', 'sessionId'] as const;

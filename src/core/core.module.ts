@@ -1,0 +1,28 @@
+import { Global, Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import type { Consumer } from './auth/consumer.js';
+import { ConsumerAuthGuard, CONSUMER_STORE } from './auth/consumer-auth.guard.js';
+import { ConsumerStore } from './auth/consumer-store.service.js';
+import { ErrorShapeRegistry } from './errors/error-shape.registry.js';
+import { GatewayExceptionFilter } from './errors/gateway-exception.filter.js';
+import { SecretRedactor } from './logging/secret-redactor.js';
+
+/** Cross-cutting parts every module uses: consumers and the global guard, the error filter, redaction. */
+@Global()
+@Module({})
+export class CoreModule {
+  static forRoot(consumers: readonly Consumer[]): DynamicModule {
+    return {
+      module: CoreModule,
+      providers: [
+        SecretRedactor,
+        ErrorShapeRegistry,
+        { provide: CONSUMER_STORE, useValue: new ConsumerStore(consumers) },
+        { provide: APP_GUARD, useClass: ConsumerAuthGuard },
+        GatewayExceptionFilter,
+        { provide: APP_FILTER, useExisting: GatewayExceptionFilter },
+      ],
+      exports: [SecretRedactor, ErrorShapeRegistry, CONSUMER_STORE, GatewayExceptionFilter],
+    };
+  }
+}

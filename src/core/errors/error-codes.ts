@@ -1,0 +1,78 @@
+/** Every failure the gateway reports has one of these codes; README "Errors" lists them for consumers. */
+export type ErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'UPSTREAM_BAD_REQUEST'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'UPSTREAM_FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_FORMAT'
+  | 'CONSUMER_RATE_LIMITED'
+  | 'UPSTREAM_RATE_LIMITED'
+  | 'INTERNAL'
+  | 'UPSTREAM_AUTH_FAILED'
+  | 'UPSTREAM_ERROR'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'UPSTREAM_TIMEOUT';
+
+/** Code → HTTP status. `satisfies` makes a new code without a status a compile error. */
+export const ERROR_STATUS = {
+  VALIDATION_FAILED: 400,
+  UPSTREAM_BAD_REQUEST: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  UPSTREAM_FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_FORMAT: 415,
+  CONSUMER_RATE_LIMITED: 429,
+  UPSTREAM_RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UPSTREAM_AUTH_FAILED: 502,
+  UPSTREAM_ERROR: 502,
+  UPSTREAM_UNAVAILABLE: 503,
+  UPSTREAM_TIMEOUT: 504,
+} as const satisfies Record<ErrorCode, number>;
+
+/** Whether a consumer may usefully retry the same request later. */
+export const ERROR_RETRYABLE = {
+  VALIDATION_FAILED: false,
+  UPSTREAM_BAD_REQUEST: false,
+  UNAUTHENTICATED: false,
+  FORBIDDEN: false,
+  UPSTREAM_FORBIDDEN: false,
+  NOT_FOUND: false,
+  METHOD_NOT_ALLOWED: false,
+  PAYLOAD_TOO_LARGE: false,
+  UNSUPPORTED_FORMAT: false,
+  CONSUMER_RATE_LIMITED: true,
+  UPSTREAM_RATE_LIMITED: true,
+  INTERNAL: false,
+  UPSTREAM_AUTH_FAILED: false,
+  UPSTREAM_ERROR: true,
+  UPSTREAM_UNAVAILABLE: true,
+  UPSTREAM_TIMEOUT: true,
+} as const satisfies Record<ErrorCode, boolean>;
+
+/** Default messages; callers pass a more specific one where they know more. */
+export const ERROR_MESSAGE = {
+  VALIDATION_FAILED: 'A request parameter is invalid.',
+  UPSTREAM_BAD_REQUEST: 'The data service rejected the request parameters.',
+  UNAUTHENTICATED: 'A valid gateway key is required (Authorization: Bearer <key>, X-API-Key or token).',
+  FORBIDDEN: 'This consumer may not use this interface or method.',
+  UPSTREAM_FORBIDDEN: 'The subscription does not cover this data.',
+  NOT_FOUND: 'Not found.',
+  METHOD_NOT_ALLOWED: 'This method is not allowed on this path.',
+  PAYLOAD_TOO_LARGE: 'The request body is too large.',
+  UNSUPPORTED_FORMAT: 'Only json and xml are supported.',
+  CONSUMER_RATE_LIMITED: 'This consumer has exceeded its request quota; retry later.',
+  UPSTREAM_RATE_LIMITED: 'The data service is rate limiting; retry later.',
+  INTERNAL: 'An internal gateway error occurred.',
+  UPSTREAM_AUTH_FAILED: "The data service rejected the gateway's credentials; operators have been alerted.",
+  UPSTREAM_ERROR: 'The data service failed or sent an unreadable answer.',
+  UPSTREAM_UNAVAILABLE: 'The data service is unavailable.',
+  UPSTREAM_TIMEOUT: 'The data service did not answer in time.',
+} as const satisfies Record<ErrorCode, string>;

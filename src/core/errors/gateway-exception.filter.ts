@@ -1,0 +1,102 @@
+import {
+  Catch,
+  HttpException,
+  Injectable,
+  Logger,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { wantsXml } from '../http/negotiation.js';
+import { SecretRedactor } from '../logging/secret-redactor.js';
+import type { ErrorCode } from './error-codes.js';
+import { buildEnvelope, envelopeToXml } from './error-envelope.js';
+import { ErrorShapeRegistry } from './error-shape.registry.js';
+import { GatewayError } from './gateway-error.js';
+
+const HTTP_STATUS_CODE: Record<number, ErrorCode> = {
+  400: 'VALIDATION_FAILED',
+  401: 'UNAUTHENTICATED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_FORMAT',
+  429: 'CONSUMER_RATE_LIMITED',
+};
+
+/** Any thrown value → GatewayError. Unknown errors become INTERNAL; their cause is logged, not sent. */
+export function toGatewayError(err: unknown): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    const code = HTTP_STATUS_CODE[status] ?? (status >= 500 ? 'INTERNAL' : 'VALIDATION_FAILED');
+    const msg = status === 404 ? 'No such route on the gateway.' : status < 500 ? err.message : undefined;
+    return new GatewayError(code, { message: msg, cause: err });
+  }
+  // Fastify's own errors (body too large, bad content) carry a 4xx statusCode.
+  const fst = err as { statusCode?: number; code?: string; message?: string };
+  if (typeof fst?.statusCode === 'number' && fst.statusCode >= 400 && fst.statusCode < 500) {
+    const code = HTTP_STATUS_CODE[fst.statusCode] ?? 'VALIDATION_FAILED';
+    return new GatewayError(code, {
+      message: code === 'PAYLOAD_TOO_LARGE' ? undefined : fst.message,
+      cause: err,
+    });
+  }
+  return new GatewayError('INTERNAL', { cause: err });
+}
+
+/**
+ * Writes the one error envelope for every failure: JSON, or XML when the client asked for XML, with the
+ * vendor-shaped extras of the request's prefix, `Retry-After` where known, and no secret in any field.
+ */
+@Catch()
+@Injectable()
+export class GatewayExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  constructor(
+    private readonly shapes: ErrorShapeRegistry,
+    private readonly redactor: SecretRedactor,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    this.send(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>());
+  }
+
+  send(exception: unknown, req: FastifyRequest, reply: FastifyReply): void {
+    const err = toGatewayError(exception);
+    const requestId = String(req.id);
+    if (err.code === 'INTERNAL') {
+      this.logger.error(
+        this.redactor.redact(`errorId=${requestId} ${describe(exception)}`),
+        exception instanceof Error ? this.redactor.redact(exception.stack ?? '') : undefined,
+      );
+    } else if (err.status >= 500) {
+      this.logger.warn(this.redactor.redact(`requestId=${requestId} ${err.code} ${err.message}`));
+    }
+    const envelope = buildEnvelope(err, requestId);
+    envelope.error.message = this.redactor.redact(envelope.error.message);
+    const ext = this.shapes.forUrl(req.url);
+    if (ext) Object.assign(envelope, ext.extend(err));
+    if (reply.sent) return;
+    reply.status(err.status);
+    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+    const q = req.query as Record<string, unknown> | undefined;
+    const format = typeof q?.format === 'string' ? q.format : undefined;
+    if (wantsXml(format, req.headers.accept)) {
+      void reply.header('content-type', 'application/xml; charset=utf-8').send(envelopeToXml(envelope));
+    } else {
+      void reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(envelope));
+    }
+  }
+}
+
+function describe(e: unknown): string {
+  if (e instanceof Error) {
+    const cause = (e as { cause?: unknown }).cause;
+    return `${e.name}: ${e.message}${cause instanceof Error ? ` (cause: ${cause.name}: ${cause.message})` : ''}`;
+  }
+  return String(e);
+}

@@ -1,0 +1,54 @@
+/**
+ * When may a rate-limited caller try again? Reads `Retry-After` (delta seconds or an HTTP date) and the
+ * `X-RateLimit-Reset` / `RateLimit-Reset` family (delta seconds, or an epoch timestamp in seconds or ms).
+ * Returns whole seconds ≥ 1, or undefined when no header gives a usable answer.
+ */
+export function parseRetryAfterSeconds(
+  headers: Record<string, string | string[] | undefined>,
+  now: number = Date.now(),
+): number | undefined {
+  const retryAfter = first(headers['retry-after']);
+  if (retryAfter !== undefined) {
+    const s = parseRetryAfterValue(retryAfter, now);
+    if (s !== undefined) return s;
+  }
+  for (const name of ['ratelimit-reset', 'x-ratelimit-reset', 'x-rate-limit-reset']) {
+    const v = first(headers[name]);
+    if (v === undefined) continue;
+    const s = parseResetValue(v, now);
+    if (s !== undefined) return s;
+  }
+  return undefined;
+}
+
+/** `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`. */
+export function parseRetryAfterValue(value: string, now: number = Date.now()): number | undefined {
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return clampSeconds(Number(v));
+  if (!/[a-z]/i.test(v)) return undefined;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return clampSeconds((at - now) / 1000);
+}
+
+/** Reset headers: small numbers are a delta in seconds; large ones an epoch in seconds or milliseconds. */
+export function parseResetValue(value: string, now: number = Date.now()): number | undefined {
+  const v = value.trim();
+  if (!/^\d+(\.\d+)?$/.test(v)) return undefined;
+  const n = Number(v);
+  if (n > 1e12) return clampSeconds((n - now) / 1000);
+  if (n > 1e9) return clampSeconds(n - now / 1000);
+  return clampSeconds(n);
+}
+
+// A day at most: a longer wait is more likely a misread header than a real instruction.
+const MAX_SECONDS = 86_400;
+
+function clampSeconds(s: number): number {
+  if (!Number.isFinite(s)) return 1;
+  return Math.min(MAX_SECONDS, Math.max(1, Math.ceil(s)));
+}
+
+function first(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v[0] : v;
+}

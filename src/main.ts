@@ -1,0 +1,128 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { Logger, type LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { AppModule } from './app.module.js';
+import { ConfigError, loadConfig, unconfiguredUpstreams, UPSTREAM_NAMES } from './config/atrium-config.js';
+import { createAdapter, configureApp, NEST_APP_OPTIONS } from './configure-app.js';
+import type { Consumer } from './core/auth/consumer.js';
+import { ConsumersFileError, loadConsumersFile, sha256 } from './core/auth/consumer-store.service.js';
+import { startSandbox, type Sandbox } from './sandbox/start-sandbox.js';
+
+const NEST_LEVELS: Record<string, LogLevel[]> = {
+  fatal: ['fatal'],
+  error: ['fatal', 'error'],
+  warn: ['fatal', 'error', 'warn'],
+  info: ['fatal', 'error', 'warn', 'log'],
+  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
+  trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
+  silent: [],
+};
+
+function demoConsumer(key: string): Consumer {
+  return {
+    id: 'demo',
+    keyHashes: [sha256(key)],
+    upstreams: new Set(UPSTREAM_NAMES),
+    write: true,
+    limits: [
+      { name: 'per-second', ttlMs: 1000, limit: 50 },
+      { name: 'per-minute', ttlMs: 60_000, limit: 1000 },
+    ],
+    weight: 1,
+    reservedShare: 0,
+    corsOrigins: ['http://localhost:5173'],
+  };
+}
+
+async function bootstrap(): Promise<void> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  const mode = env.ATRIUM_SANDBOX ?? 'auto';
+  const missing = unconfiguredUpstreams(env);
+  let sandbox: Sandbox | undefined;
+  const sandboxed = mode === 'off' ? [] : mode === 'on' ? [...UPSTREAM_NAMES] : missing;
+  if (sandboxed.length > 0) {
+    // Sandbox mode: the built-in fakes play the vendors on loopback.
+    sandbox = await startSandbox();
+    const c = sandbox.credentials;
+    const fill: Record<(typeof UPSTREAM_NAMES)[number], Record<string, string>> = {
+      macro: { BASE_URL: sandbox.macro.url, TOKEN: c.macro.token },
+      company: { BASE_URL: sandbox.company.url, TOKEN: c.company.token },
+      documents: {
+        BASE_URL: sandbox.documents.url,
+        USERNAME: c.documents.username,
+        PASSWORD: c.documents.password,
+      },
+      deals: { BASE_URL: sandbox.deals.url, TOKEN: c.deals.token },
+    };
+    for (const name of sandboxed) {
+      for (const k of ['BASE_URL', 'TOKEN', 'USERNAME', 'PASSWORD'])
+        delete env[`UPSTREAM_${name.toUpperCase()}_${k}`];
+      for (const [k, v] of Object.entries(fill[name])) env[`UPSTREAM_${name.toUpperCase()}_${k}`] = v;
+    }
+  }
+
+  const config = loadConfig(env, sandboxed);
+  let consumers: Consumer[];
+  let demoKey: string | undefined;
+  if (config.consumersFile) consumers = loadConsumersFile(config.consumersFile, UPSTREAM_NAMES);
+  else if (sandbox) {
+    demoKey = env.ATRIUM_DEMO_KEY || 'atr_demo_' + randomBytes(18).toString('base64url');
+    consumers = [demoConsumer(demoKey)];
+  } else
+    throw new ConfigError('Invalid configuration: ATRIUM_CONSUMERS_FILE (required outside sandbox mode)');
+
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.forRoot({ config, consumers }),
+    createAdapter(config),
+    { ...NEST_APP_OPTIONS, logger: NEST_LEVELS[config.logLevel] ?? NEST_LEVELS.info },
+  );
+  configureApp(app);
+  await app.listen(config.port, config.host);
+  const logger = new Logger('Atrium');
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  if (sandbox) {
+    logger.warn(`SANDBOX MODE: ${sandboxed.join(', ')} served by built-in fake upstreams on loopback.`);
+    const base = `http://127.0.0.1:${port}`;
+    const lines = [
+      `Atrium listening on ${base}`,
+      ...(demoKey ? [`Demo consumer key: ${demoKey}`] : []),
+      'Try:',
+      `  curl -H "Authorization: Bearer ${demoKey ?? '<your key>'}" "${base}/macro/feeds?limit=2"`,
+      `  curl "${base}/macro/layout/tables/TB1207?lang=en&token=${demoKey ?? '<your key>'}"`,
+    ];
+    process.stdout.write(lines.join('\n') + '\n');
+  } else logger.log(`Atrium listening on port ${port}`);
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal}: draining in-flight requests`);
+    const force = setTimeout(() => {
+      logger.error('shutdown grace period over; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    void (async () => {
+      await app.close();
+      await sandbox?.close();
+      process.exit(0);
+    })();
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+bootstrap().catch((err: unknown) => {
+  if (err instanceof ConfigError || err instanceof ConsumersFileError) {
+    process.stderr.write(`atrium: ${err.message}\n`);
+  } else {
+    process.stderr.write(
+      `atrium: failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+  }
+  process.exit(1);
+});

@@ -1,0 +1,150 @@
+import type { FastifyRequest } from 'fastify';
+import type { Consumer } from '../core/auth/consumer.js';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import {
+  formatFromQuery,
+  negotiateFormat,
+  negotiateLanguage,
+  type WireFormat,
+} from '../core/http/negotiation.js';
+import { queryObjectOf, queryPairsOf } from '../core/http/query-string.js';
+import type { ProxyRequest, RouteDefinition } from './pipeline.types.js';
+import type { UpstreamDefinition } from './upstream-definition.js';
+
+type PathPart = string | { param: string };
+
+/** Compiled once per route: the upstream path template split into literals and parameters. */
+export interface CompiledRoute {
+  readonly route: RouteDefinition;
+  readonly def: UpstreamDefinition;
+  readonly parts: readonly PathPart[];
+}
+
+export function compileRoute(def: UpstreamDefinition, route: RouteDefinition): CompiledRoute {
+  const parts: PathPart[] = [];
+  const re = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+  let last = 0;
+  for (let m = re.exec(route.path); m; m = re.exec(route.path)) {
+    if (m.index > last) parts.push(route.path.slice(last, m.index));
+    parts.push({ param: m[1] });
+    last = m.index + m[0].length;
+  }
+  if (last < route.path.length) parts.push(route.path.slice(last));
+  return { route, def, parts };
+}
+
+/** `/feeds/{id}` → `feeds/:id` for Nest's router. */
+export function nestPathOf(templatePath: string): string {
+  return templatePath.replace(/^\//, '').replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
+}
+
+// eslint-disable-next-line no-control-regex
+const BAD_PARAM = /[/\\\u0000-\u001f\u007f]/;
+
+/** A path parameter must be a single, non-empty, non-dot segment: no path tricks reach the upstream. */
+export function checkPathParam(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new GatewayError('VALIDATION_FAILED', {
+      parameter: name,
+      message: `Path parameter "${name}" must not be empty.`,
+    });
+  if (value === '.' || value === '..' || BAD_PARAM.test(value) || value.length > 8192)
+    throw new GatewayError('VALIDATION_FAILED', {
+      parameter: name,
+      message: `Path parameter "${name}" must be a single path segment.`,
+    });
+  return value;
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+const NO_CACHE = /(^|,)\s*no-cache\s*(,|$)/i;
+
+/** Builds the pipeline request from the Fastify request: the only place that reads consumer input. */
+export function buildProxyRequest(
+  compiled: CompiledRoute,
+  req: FastifyRequest,
+  consumer: Consumer,
+): ProxyRequest {
+  const { route, def } = compiled;
+  const params = (req.params ?? {}) as Record<string, unknown>;
+  let path = '';
+  for (const p of compiled.parts)
+    path += typeof p === 'string' ? p : encodeURIComponent(checkPathParam(p.param, params[p.param]));
+
+  const q = queryObjectOf(req);
+  let format: WireFormat = 'json';
+  const formatParam = typeof q.format === 'string' ? q.format : undefined;
+  if (formatParam !== undefined && formatParam !== '') {
+    const f = formatFromQuery(formatParam);
+    if (!f)
+      throw new GatewayError('UNSUPPORTED_FORMAT', {
+        parameter: 'format',
+        message: 'format must be json or xml.',
+      });
+    format = f;
+  } else if (!route.file) {
+    const f = negotiateFormat(header(req, 'accept'));
+    if (!f)
+      throw new GatewayError('UNSUPPORTED_FORMAT', {
+        parameter: 'Accept',
+        message: 'The Accept header admits neither application/json nor application/xml.',
+      });
+    format = f;
+  }
+
+  let lang: string | undefined;
+  if (def.languages) {
+    const fallback = def.defaultLanguage ?? def.languages[0];
+    const langParam = q.lang;
+    if (Array.isArray(langParam))
+      throw new GatewayError('VALIDATION_FAILED', { parameter: 'lang', message: 'lang must be given once.' });
+    if (langParam !== undefined && langParam !== '') {
+      if (!def.languages.includes(langParam))
+        throw new GatewayError('VALIDATION_FAILED', {
+          parameter: 'lang',
+          message: `lang must be one of ${def.languages.join(', ')}.`,
+        });
+      lang = langParam;
+    } else lang = negotiateLanguage(header(req, 'accept-language'), def.languages, fallback);
+  }
+
+  const headers: Record<string, string> = {
+    accept: route.file
+      ? (header(req, 'accept') ?? '*/*')
+      : format === 'xml'
+        ? 'application/xml'
+        : 'application/json',
+    'user-agent': 'Atrium-Gateway',
+    'x-request-id': String(req.id),
+  };
+  if (lang) headers['accept-language'] = lang;
+  let body: Buffer | undefined;
+  if (route.method !== 'GET' && Buffer.isBuffer(req.body) && req.body.length > 0) {
+    body = req.body;
+    headers['content-type'] = header(req, 'content-type') ?? 'application/octet-stream';
+  }
+
+  const out: ProxyRequest = {
+    upstream: def.name,
+    route,
+    method: route.method,
+    path,
+    query: queryPairsOf(req).slice(),
+    headers,
+    body,
+    consumerId: consumer.id,
+    requestId: String(req.id),
+    format,
+    lang,
+    credentialId: def.credentials.id,
+    deadline: Date.now() + def.timeoutMs,
+    noCache: NO_CACHE.test(header(req, 'cache-control') ?? ''),
+    weight: consumer.weight,
+  };
+  def.shapeRequest?.(out);
+  return out;
+}

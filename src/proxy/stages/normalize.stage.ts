@@ -1,0 +1,149 @@
+import { Readable } from 'node:stream';
+import type { ErrorCode } from '../../core/errors/error-codes.js';
+import { GatewayError } from '../../core/errors/gateway-error.js';
+import { parseRetryAfterSeconds } from '../../core/http/retry-after.js';
+import type { TransportResponse } from '../transport/undici.transport.js';
+import type { ProxyResponse, Stage, UpstreamErrorInfo, UpstreamErrorMapper } from '../pipeline.types.js';
+
+export interface NormalizeOptions {
+  readonly upstream: string;
+  /** "the macroeconomic data service" */
+  readonly title: string;
+  readonly mapper: UpstreamErrorMapper;
+  /** Used when a 429 carries no usable reset header. */
+  readonly defaultRetryAfterSeconds: number;
+}
+
+/** Upstream status → gateway code; a vendor mapper may override (e.g. an error sent with HTTP 200). */
+export function codeForUpstreamStatus(status: number): ErrorCode {
+  if (status === 401) return 'UPSTREAM_AUTH_FAILED';
+  if (status === 403) return 'UPSTREAM_FORBIDDEN';
+  if (status === 404 || status === 410) return 'NOT_FOUND';
+  if (status === 413) return 'UPSTREAM_BAD_REQUEST';
+  if (status === 415 || status === 406) return 'UNSUPPORTED_FORMAT';
+  if (status === 429) return 'UPSTREAM_RATE_LIMITED';
+  if (status === 504) return 'UPSTREAM_TIMEOUT';
+  if (status >= 400 && status < 500) return 'UPSTREAM_BAD_REQUEST';
+  return 'UPSTREAM_ERROR';
+}
+
+const MESSAGES: Partial<Record<ErrorCode, (title: string) => string>> = {
+  UPSTREAM_AUTH_FAILED: (t) => `${t} rejected the gateway's credentials; operators have been alerted.`,
+  UPSTREAM_RATE_LIMITED: (t) => `${t} is rate limiting; retry later.`,
+  UPSTREAM_ERROR: (t) => `${t} failed to answer the request.`,
+  UPSTREAM_TIMEOUT: (t) => `${t} timed out.`,
+  UPSTREAM_FORBIDDEN: (t) => `The subscription to ${t} does not cover this data.`,
+  NOT_FOUND: (t) => `${t} does not know the requested entity.`,
+  UPSTREAM_BAD_REQUEST: (t) => `${t} rejected the request parameters.`,
+  UNSUPPORTED_FORMAT: (t) => `${t} does not support the requested format.`,
+};
+
+function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+// Vendor text reaches consumers only trimmed, single-line and bounded.
+function clean(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  // eslint-disable-next-line no-control-regex
+  const t = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  return t ? (t.length > 300 ? t.slice(0, 300) + '…' : t) : undefined;
+}
+
+const JSON_START = new Set([0x7b /* { */, 0x5b /* [ */]);
+const JSON_END = new Set([0x7d /* } */, 0x5d /* ] */]);
+
+/**
+ * Cheap sanity check of a JSON success body: it must start with `{`/`[` and end with `}`/`]`. Catches
+ * truncated and HTML bodies without parsing every answer on the hot path.
+ */
+export function looksLikeJson(body: Buffer): boolean {
+  let i = 0;
+  let j = body.length - 1;
+  while (i <= j && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
+  while (j >= i && (body[j] === 0x20 || body[j] === 0x0a || body[j] === 0x0d || body[j] === 0x09)) j--;
+  return i < j && JSON_START.has(body[i]) && JSON_END.has(body[j]);
+}
+
+/**
+ * Turns upstream answers into either a success the client can have as-is or a typed GatewayError.
+ * Raw vendor error bodies never pass through: the vendor code and a cleaned message are kept.
+ */
+export function normalizeStage(opts: NormalizeOptions): Stage {
+  if (!opts.mapper || typeof opts.mapper.read !== 'function')
+    throw new Error('normalizeStage: mapper.read required');
+  if (!(opts.defaultRetryAfterSeconds > 0))
+    throw new Error('normalizeStage: defaultRetryAfterSeconds must be > 0');
+  const title = capitalise(opts.title);
+
+  const toError = (status: number, res: TransportResponse, info: UpstreamErrorInfo): GatewayError => {
+    const code = info.code ?? codeForUpstreamStatus(status);
+    const vendorMessage = clean(info.message);
+    const base = MESSAGES[code]?.(title) ?? title + ' answered with an error.';
+    return new GatewayError(code, {
+      upstream: opts.upstream,
+      upstreamStatus: status,
+      upstreamCode: info.upstreamCode,
+      message: vendorMessage ? `${base} (${vendorMessage})` : base,
+      retryAfterSeconds:
+        code === 'UPSTREAM_RATE_LIMITED'
+          ? (parseRetryAfterSeconds(res.upstreamHeaders) ?? opts.defaultRetryAfterSeconds)
+          : undefined,
+      fromUpstream: true,
+    });
+  };
+
+  const safeRead = (status: number, body: Buffer, contentType: string | undefined): UpstreamErrorInfo => {
+    try {
+      return opts.mapper.read(status, body, contentType);
+    } catch {
+      return {};
+    }
+  };
+
+  return (next) => async (req) => {
+    const res = (await next(req)) as TransportResponse;
+    const status = res.status;
+    const contentType = res.headers['content-type'];
+    if (status >= 200 && status < 300) {
+      if (res.body instanceof Readable) return res;
+      const body = res.body;
+      if (opts.mapper.isErrorBody?.(body, contentType))
+        throw toError(status, res, safeRead(status, body, contentType));
+      if (
+        body.length > 0 &&
+        req.format === 'json' &&
+        contentType !== undefined &&
+        contentType.includes('json') &&
+        !looksLikeJson(body)
+      )
+        throw new GatewayError('UPSTREAM_ERROR', {
+          upstream: opts.upstream,
+          upstreamStatus: status,
+          upstreamCode: 'MALFORMED_BODY',
+          message: `${title} sent an answer that is not valid JSON.`,
+          fromUpstream: true,
+        });
+      return {
+        status: res.status,
+        headers: res.headers,
+        body,
+        upstreamMs: res.upstreamMs,
+      } satisfies ProxyResponse;
+    }
+    let body: Buffer;
+    if (res.body instanceof Readable) {
+      // A file route that failed: its error body is small; read it for the mapper.
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const c of res.body) {
+        size += (c as Buffer).length;
+        if (size > 65_536) break;
+        chunks.push(c as Buffer);
+      }
+      res.body.destroy();
+      body = Buffer.concat(chunks);
+    } else body = res.body;
+    throw toError(status, res, safeRead(status, body, contentType));
+  };
+}

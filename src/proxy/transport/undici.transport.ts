@@ -1,0 +1,214 @@
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { GatewayError } from '../../core/errors/gateway-error.js';
+import { stringifyQuery } from '../../core/http/query-string.js';
+import type { Handler, ProxyRequest, ProxyResponse } from '../pipeline.types.js';
+
+export interface TransportOptions {
+  /** Upstream name, for error details. */
+  readonly upstream: string;
+  /** Human name for messages: "the macroeconomic data service". */
+  readonly title: string;
+  /** Base URL, may carry a path (`https://api.example.com/v2`). */
+  readonly baseUrl: string;
+  readonly connections: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+  /** Cap on a buffered answer, enforced while reading. File routes stream without it. */
+  readonly maxResponseBytes: number;
+}
+
+/** Answer headers a client may need; everything else (hop-by-hop, cookies, server banners) stays behind. */
+const PASS_HEADERS = ['content-type', 'content-disposition', 'content-language', 'etag', 'last-modified'];
+/** Headers the normaliser reads on errors. */
+const ERROR_HEADERS = ['retry-after', 'x-ratelimit-reset', 'ratelimit-reset', 'x-rate-limit-reset'];
+
+export interface TransportResponse extends ProxyResponse {
+  /** Rate-limit headers kept for the normaliser (not sent to clients). */
+  upstreamHeaders: Record<string, string>;
+}
+
+function validate(o: TransportOptions): URL {
+  let url: URL;
+  try {
+    url = new URL(o.baseUrl);
+  } catch {
+    throw new Error(`transport ${o.upstream}: base URL is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`transport ${o.upstream}: base URL must be http or https`);
+  if (url.search || url.hash || url.username || url.password)
+    throw new Error(`transport ${o.upstream}: base URL must not carry a query, fragment or credentials`);
+  for (const k of [
+    'connections',
+    'connectTimeoutMs',
+    'headersTimeoutMs',
+    'bodyTimeoutMs',
+    'maxResponseBytes',
+  ] as const)
+    if (!(o[k] > 0)) throw new Error(`transport ${o.upstream}: ${k} must be > 0`);
+  return url;
+}
+
+/**
+ * The last stage: one undici Pool per upstream (keep-alive), timeouts on connect/headers/body, a size cap
+ * enforced while reading, streaming for file routes. Transport failures become typed errors here
+ * (refused/reset → 503, timeout → 504, oversize/broken body → 502).
+ */
+export class UndiciTransport {
+  private readonly pool: Pool;
+  private readonly basePath: string;
+  readonly handler: Handler;
+
+  constructor(private readonly opts: TransportOptions) {
+    const url = validate(opts);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(url.origin, {
+      connections: opts.connections,
+      keepAliveTimeout: opts.keepAliveTimeoutMs,
+      connect: { timeout: opts.connectTimeoutMs },
+      headersTimeout: opts.headersTimeoutMs,
+      bodyTimeout: opts.bodyTimeoutMs,
+    });
+    this.handler = (req) => this.send(req);
+  }
+
+  /** Whether a TCP connection to the upstream can be opened now (readiness; spends no quota). */
+  get origin(): string {
+    return new URL(this.opts.baseUrl).origin;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  private async send(req: ProxyRequest): Promise<TransportResponse> {
+    const qs = stringifyQuery(req.query);
+    const path = this.basePath + req.path + (qs ? '?' + qs : '');
+    const remaining = req.deadline - Date.now();
+    if (remaining <= 0) throw this.timeout();
+    const started = performance.now();
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await this.pool.request({
+        method: req.method,
+        path,
+        headers: req.headers,
+        body: req.body,
+        headersTimeout: Math.min(this.opts.headersTimeoutMs, remaining),
+        bodyTimeout: Math.min(this.opts.bodyTimeoutMs, remaining),
+        // No redirect interceptor: a 3xx comes back as an answer and the normaliser makes it an error.
+      });
+    } catch (err) {
+      throw this.classify(err);
+    }
+    const headers: Record<string, string> = {};
+    for (const name of PASS_HEADERS) {
+      const v = res.headers[name];
+      if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    const upstreamHeaders: Record<string, string> = {};
+    for (const name of ERROR_HEADERS) {
+      const v = res.headers[name];
+      if (v !== undefined) upstreamHeaders[name] = Array.isArray(v) ? v[0] : v;
+    }
+    if (req.route.file && res.statusCode >= 200 && res.statusCode < 300) {
+      const len = res.headers['content-length'];
+      if (typeof len === 'string') headers['content-length'] = len;
+      return {
+        status: res.statusCode,
+        headers,
+        body: res.body,
+        upstreamHeaders,
+        upstreamMs: performance.now() - started,
+      };
+    }
+    const body = await this.readCapped(res);
+    return {
+      status: res.statusCode,
+      headers,
+      body,
+      upstreamHeaders,
+      upstreamMs: performance.now() - started,
+    };
+  }
+
+  private async readCapped(res: Dispatcher.ResponseData): Promise<Buffer> {
+    const cap = this.opts.maxResponseBytes;
+    const declared = Number(res.headers['content-length']);
+    if (declared > cap) {
+      res.body.destroy();
+      throw this.tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of res.body) {
+        const buf = chunk as Buffer;
+        size += buf.length;
+        if (size > cap) {
+          res.body.destroy();
+          throw this.tooLarge();
+        }
+        chunks.push(buf);
+      }
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      throw this.classify(err);
+    }
+    return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+  }
+
+  private tooLarge(): GatewayError {
+    return new GatewayError('UPSTREAM_ERROR', {
+      upstream: this.opts.upstream,
+      upstreamCode: 'RESPONSE_TOO_LARGE',
+      message: `The answer of ${this.opts.title} exceeded ${this.opts.maxResponseBytes} bytes; narrow the request.`,
+    });
+  }
+
+  private timeout(cause?: unknown): GatewayError {
+    return new GatewayError('UPSTREAM_TIMEOUT', {
+      upstream: this.opts.upstream,
+      message: `${capitalise(this.opts.title)} did not answer in time.`,
+      cause,
+    });
+  }
+
+  /** The transport-error taxonomy, as in fastify-reply-from. */
+  private classify(err: unknown): GatewayError {
+    if (err instanceof GatewayError) return err;
+    if (
+      err instanceof undiciErrors.HeadersTimeoutError ||
+      err instanceof undiciErrors.BodyTimeoutError ||
+      err instanceof undiciErrors.ConnectTimeoutError
+    )
+      return this.timeout(err);
+    const code = (err as { code?: string }).code;
+    if (
+      code === 'UND_ERR_HEADERS_TIMEOUT' ||
+      code === 'UND_ERR_BODY_TIMEOUT' ||
+      code === 'UND_ERR_CONNECT_TIMEOUT'
+    )
+      return this.timeout(err);
+    if (code === 'UND_ERR_RESPONSE_EXCEEDED_MAX_SIZE') return this.tooLarge();
+    if (code === 'UND_ERR_ABORTED' || (err as Error).name === 'AbortError') return this.timeout(err);
+    // Refused, reset, closed socket, DNS failure: the upstream cannot be reached right now.
+    return new GatewayError('UPSTREAM_UNAVAILABLE', {
+      upstream: this.opts.upstream,
+      upstreamCode:
+        code === 'ECONNREFUSED'
+          ? 'ECONNREFUSED'
+          : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE'
+            ? 'ECONNRESET'
+            : 'CONNECTION_FAILED',
+      message: `${capitalise(this.opts.title)} could not be reached.`,
+      cause: err,
+    });
+  }
+}
+
+function capitalise(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}

@@ -1,0 +1,80 @@
+import {
+  Controller,
+  Inject,
+  Query,
+  Req,
+  RequestMapping,
+  RequestMethod,
+  Res,
+  SetMetadata,
+  type Type,
+} from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { UpstreamAccess } from '../core/auth/auth.decorators.js';
+import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
+import { nestPathOf } from './request-builder.js';
+import { ProxyService, sendProxyResponse } from './proxy.service.js';
+
+/** Metadata on every generated handler: the route it serves (logs, metrics, docs, policy tests). */
+export const ROUTE_DEFINITION = Symbol('RouteDefinition');
+export const ROUTE_UPSTREAM = Symbol('RouteUpstream');
+
+export interface UpstreamRouteTable {
+  readonly name: string;
+  readonly prefixes: readonly string[];
+  readonly routes: readonly RouteDefinition[];
+}
+
+function methodNameOf(route: RouteDefinition): string {
+  return route.id.replace(/[^A-Za-z0-9_]/g, '_');
+}
+
+/**
+ * One thin controller per upstream, generated from its typed route table: each route becomes a handler
+ * with the route's method and path, its access metadata for the global guard, and its query DTO for the
+ * ValidationPipe. The handler only forwards; all behaviour lives in the pipeline.
+ */
+export function createUpstreamController(table: UpstreamRouteTable): Type<unknown> {
+  @Controller([...table.prefixes])
+  class UpstreamController {
+    constructor(@Inject(ProxyService) readonly proxy: ProxyService) {}
+  }
+  const proto = UpstreamController.prototype as unknown as Record<string, unknown>;
+  const seen = new Set<string>();
+  for (const route of table.routes) {
+    const name = methodNameOf(route);
+    if (seen.has(name)) throw new Error(`route id ${route.id} is not unique in ${table.name}`);
+    seen.add(name);
+    const handler = async function (this: UpstreamController, req: FastifyRequest, reply: FastifyReply) {
+      sendProxyResponse(reply, await this.proxy.forward(route, req));
+    };
+    Object.defineProperty(handler, 'name', { value: name });
+    Object.defineProperty(proto, name, {
+      value: handler,
+      writable: true,
+      configurable: true,
+      enumerable: false,
+    });
+    const descriptor = Object.getOwnPropertyDescriptor(proto, name)!;
+    const target = proto as object;
+    Req()(target, name, 0);
+    Res()(target, name, 1);
+    const paramTypes: unknown[] = [Object, Object];
+    if (route.query) {
+      Query()(target, name, 2);
+      paramTypes.push(route.query);
+    }
+    Reflect.defineMetadata('design:paramtypes', paramTypes, target, name);
+    RequestMapping({ path: nestPathOf(route.path), method: RequestMethod[route.method] })(
+      target,
+      name,
+      descriptor,
+    );
+    UpstreamAccess(table.name, WRITE_METHODS.has(route.method))(target, name, descriptor);
+    SetMetadata(ROUTE_DEFINITION, route)(target, name, descriptor);
+    SetMetadata(ROUTE_UPSTREAM, table.name)(target, name, descriptor);
+  }
+  const className = table.name.charAt(0).toUpperCase() + table.name.slice(1) + 'Controller';
+  Object.defineProperty(UpstreamController, 'name', { value: className });
+  return UpstreamController;
+}

@@ -1,0 +1,31 @@
+import type {
+  ProxyRequest,
+  RouteDefinition,
+  UpstreamCredentials,
+  UpstreamErrorMapper,
+} from './pipeline.types.js';
+import type { TransportOptions } from './transport/undici.transport.js';
+
+/**
+ * Everything the generic proxy needs to know about one upstream interface. Each upstream module builds
+ * one from its route table, credentials strategy and error mapper; the proxy itself knows no vendor.
+ */
+export interface UpstreamDefinition {
+  /** `macro`: metric label, consumer permission name. */
+  readonly name: string;
+  /** "the macroeconomic data service": used in messages. */
+  readonly title: string;
+  /** Gateway path prefixes: `['documents', 'news']`. The first is canonical. */
+  readonly prefixes: readonly string[];
+  readonly routes: readonly RouteDefinition[];
+  /** Language codes the upstream supports; `lang` outside them is a 400. Absent → no language handling. */
+  readonly languages?: readonly string[];
+  readonly defaultLanguage?: string;
+  readonly errorMapper: UpstreamErrorMapper;
+  readonly credentials: UpstreamCredentials;
+  readonly transport: Omit<TransportOptions, 'upstream' | 'title'>;
+  /** Total deadline of one call, retries included. */
+  readonly timeoutMs: number;
+  /** Vendor conventions applied to every built request before the pipeline (e.g. how XML is asked for). */
+  readonly shapeRequest?: (req: ProxyRequest) => void;
+}

@@ -1,0 +1,52 @@
+import { Transform } from 'class-transformer';
+import { registerDecorator, type ValidationOptions } from 'class-validator';
+
+/** `true`/`false` in any case (the Python client sends `True`), and `1`/`0` (PHP clients). */
+export const ToBoolean = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) => {
+    if (typeof value !== 'string') return value;
+    const v = value.trim().toLowerCase();
+    if (v === 'true' || v === '1') return true;
+    if (v === 'false' || v === '0') return false;
+    return value;
+  });
+
+/** `status=ACTIVE,DELETED`, `status=ACTIVE&status=DELETED` and `status[0]=ACTIVE` all give a list. */
+export const ToList = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) => {
+    const items: unknown[] = Array.isArray(value) ? (value as unknown[]) : [value];
+    return items.flatMap((v): unknown[] => (typeof v === 'string' ? v.split(',').map((s) => s.trim()) : [v]));
+  });
+
+const DATE = /^(\d{4})-?(\d{2})-?(\d{2})$/;
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+function realDate(y: number, m: number, d: number): boolean {
+  const dt = new Date(Date.UTC(y, m - 1, d));
+  return dt.getUTCFullYear() === y && dt.getUTCMonth() === m - 1 && dt.getUTCDate() === d;
+}
+
+/** `YYYY-MM-DD`, `YYYYMMDD` or an ISO datetime (the Python client sends `2020-01-01T12:00:00`). */
+export function isSpecDate(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const d = DATE.exec(value);
+  if (d) {
+    // Mixed forms like 2024-0101 are not dates.
+    if (value.length !== 8 && value.length !== 10) return false;
+    return realDate(Number(d[1]), Number(d[2]), Number(d[3]));
+  }
+  const t = DATETIME.exec(value);
+  if (!t) return false;
+  return realDate(Number(t[1]), Number(t[2]), Number(t[3])) && Number(t[4]) < 24 && Number(t[5]) < 60;
+}
+
+export function IsSpecDate(options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'isSpecDate',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      options: { message: '$property must be a date: YYYY-MM-DD, YYYYMMDD or an ISO datetime', ...options },
+      validator: { validate: isSpecDate },
+    });
+}

@@ -1,0 +1,368 @@
+import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { testConsumer } from '../helpers/consumers.js';
+import { http, rawGet, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+
+const UPSTREAM_TOKEN = 'sbx_macro_upstream_secret_4f9a2c';
+
+describe('macro interface end to end', () => {
+  const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
+  const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
+  const outsider = testConsumer({ id: 'outsider', upstreams: new Set(['company']) });
+  let fake: FakeMacroUpstream;
+  let gw: GatewayHandle;
+
+  beforeAll(async () => {
+    fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+    await fake.start();
+    gw = await startGateway({
+      env: {
+        UPSTREAM_MACRO_BASE_URL: fake.url,
+        UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
+        UPSTREAM_MACRO_TIMEOUT_MS: '800',
+        ATRIUM_MAX_RESPONSE_BYTES: String(256 * 1024),
+      },
+      consumers: [reader.consumer, writer.consumer, outsider.consumer],
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+  });
+  beforeEach(() => fake.reset());
+
+  const get = (path: string, headers: Record<string, string> = {}) => http(gw.url + path, { headers });
+  const bearer = (key = reader.key) => ({ authorization: `Bearer ${key}` });
+
+  /** The fake saw exactly our key, once, and nothing of the consumer's. */
+  function expectCustody(consumerKey: string) {
+    expect(fake.requests).toHaveLength(1);
+    const seen = fake.requests[0];
+    expect(seen.query.filter(([k]) => k === 'token')).toEqual([['token', UPSTREAM_TOKEN]]);
+    expect(seen.url).not.toContain(consumerKey);
+    for (const v of Object.values(seen.headers)) expect(String(v)).not.toContain(consumerKey);
+    expect(seen.headers.authorization).toBeUndefined();
+    expect(seen.headers['x-api-key']).toBeUndefined();
+  }
+
+  describe('key custody', () => {
+    it.each([
+      ['Authorization: Bearer', (k: string) => ({ headers: { authorization: `Bearer ${k}` }, query: '' })],
+      ['X-API-Key', (k: string) => ({ headers: { 'x-api-key': k }, query: '' })],
+      ['raw Authorization', (k: string) => ({ headers: { authorization: k }, query: '' })],
+      ['token query', (k: string) => ({ headers: {}, query: `&token=${k}` })],
+      [
+        'header key beside token=None',
+        (k: string) => ({ headers: { authorization: k }, query: '&token=None' }),
+      ],
+    ])('%s: the upstream gets our key, never the consumer’s', async (_name, position) => {
+      const p = position(reader.key);
+      const res = await get(`/macro/feeds?limit=2${p.query}`, p.headers);
+      expect(res.status).toBe(200);
+      expect(res.json().data).toHaveLength(2);
+      expectCustody(reader.key);
+      expect(fake.requests[0].query.some(([, v]) => v === 'None')).toBe(false);
+      expect(res.text).not.toContain(UPSTREAM_TOKEN);
+      expect(JSON.stringify(res.headers)).not.toContain(UPSTREAM_TOKEN);
+    });
+
+    it('a consumer cannot override the injected key with extra token parameters', async () => {
+      const res = await get(`/macro/dictionary/units?token=${reader.key}&token=attacker&TOKEN=x&token[0]=y`);
+      expect(res.status).toBe(200);
+      expectCustody(reader.key);
+      expect(fake.requests[0].url).not.toContain('attacker');
+      // On a validated route an ambiguous token is refused outright.
+      fake.reset();
+      const validated = await get(`/macro/feeds?token=${reader.key}&token=attacker`);
+      expect(validated.status).toBe(400);
+      expect(fake.requests).toHaveLength(0);
+    });
+
+    it('scrubs an upstream echo of our key from the answer', async () => {
+      fake.behave({ echoCredential: true });
+      const res = await get('/macro/feeds?limit=1', bearer());
+      expect(res.status).toBe(200);
+      expect(fake.requests).toHaveLength(1);
+      expect(res.text).not.toContain(UPSTREAM_TOKEN);
+      expect(res.text).toContain('[REDACTED]');
+    });
+
+    it('no key → 401 envelope with the vendor-shaped errors object; nothing reaches the upstream', async () => {
+      const res = await get('/macro/feeds?token=None');
+      expect(res.status).toBe(401);
+      const body = res.json();
+      expect(body.error).toMatchObject({ code: 'UNAUTHENTICATED', status: 401, retryable: false });
+      expect(body.errors).toMatchObject({ status: 401, code: 'UNAUTHENTICATED' });
+      expect(res.headers['x-request-id']).toBe(body.error.requestId);
+      expect(fake.requests).toHaveLength(0);
+    });
+
+    it('unknown key → 401; interface not allowed → 403; write not allowed → 403', async () => {
+      expect((await get('/macro/feeds', bearer('atr_not_a_real_key_123456'))).status).toBe(401);
+      const forbidden = await get('/macro/feeds', bearer(outsider.key));
+      expect(forbidden.status).toBe(403);
+      expect(forbidden.json().error.code).toBe('FORBIDDEN');
+      const write = await http(gw.url + '/macro/feeds', {
+        method: 'POST',
+        headers: { ...bearer(), 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'filter_id=FL-1',
+      });
+      expect(write.status).toBe(403);
+      expect(fake.requests).toHaveLength(0);
+    });
+  });
+
+  describe('validation before any upstream call', () => {
+    it.each([
+      ['/macro/feeds?limit=0', 'limit'],
+      ['/macro/feeds?limit=101', 'limit'],
+      ['/macro/feeds?limit=abc', 'limit'],
+      ['/macro/feeds?limit=1&limit=2', 'limit'],
+      ['/macro/feeds?offset=-1', 'offset'],
+      ['/macro/feeds?offset=1.5', 'offset'],
+      ['/macro/feeds?created_after=2024-13-01', 'created_after'],
+      ['/macro/feeds?created_after=yesterday', 'created_after'],
+      ['/macro/feeds?created_before=2024-02-30', 'created_before'],
+      ['/macro/feeds?created_before=2024-0101', 'created_before'],
+      ['/macro/feeds?created_order=UP', 'created_order'],
+      ['/macro/feeds?status=ACTIVE%2CGONE', 'status'],
+      ['/macro/feeds?status=ACTIVE&status=PAUSED', 'status'],
+      ['/macro/feeds?filter_id=', 'filter_id'],
+      ['/macro/feeds?with_model_information=yes', 'with_model_information'],
+      ['/macro/feeds?lang=fr', 'lang'],
+      ['/macro/layout/tables/TB1207?lang=de', 'lang'],
+      ['/macro/layout/tables/%20', 'id'],
+      ['/macro/layout/tables/TB1?with_model_information=maybe', 'with_model_information'],
+      ['/macro/series/..', 'path'],
+      ['/macro/series/1%2F2/data', 'path'],
+      ['/macro/feeds/%2e%2e/x', 'path'],
+      ['/macro/series/1%5C2', 'path'],
+    ])('%s → 400 naming %s', async (path, parameter) => {
+      const res = await rawGet(gw.url, path, bearer());
+      expect(res.status).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'VALIDATION_FAILED', parameter });
+      expect(res.json().error.message).toContain(parameter === 'path' ? 'path' : parameter);
+      expect(fake.requests).toHaveLength(0);
+    });
+
+    it.each([
+      ['/macro/feeds?format=csv', {}],
+      ['/macro/feeds', { accept: 'text/csv' }],
+      ['/macro/layout/tables/TB1207?format=html', {}],
+      ['/macro/layout/tables/TB1207', { accept: 'text/html, image/png' }],
+    ])('%s %j → 415', async (path, headers) => {
+      const res = await get(path, { ...bearer(), ...headers });
+      expect(res.status).toBe(415);
+      expect(res.json().error.code).toBe('UNSUPPORTED_FORMAT');
+      expect(fake.requests).toHaveLength(0);
+    });
+
+    it.each([
+      '/macro/feeds?created_after=20240101&created_before=2024-12-31T23:59:59',
+      '/macro/feeds?status=ACTIVE%2CDELETED&created_order=DESC&offset=0&limit=100',
+      '/macro/feeds?status=ACTIVE&status=DELETED&with_model_information=True',
+      '/macro/feeds?with_model_information=FALSE&lang=jp&format=json',
+      '/macro/layout/tables/TB1207?with_model_information=true&lang=zh',
+    ])('accepts %s', async (path) => {
+      const res = await get(path, bearer());
+      expect(res.status).toBe(200);
+      expect(fake.requests).toHaveLength(1);
+    });
+
+    it('forwards the query as sent, minus credentials', async () => {
+      await get(
+        `/macro/feeds?token=${reader.key}&offset=0&limit=10&created_after=2024-01-01&status=ACTIVE%2CDELETED`,
+      );
+      expect(fake.requests[0].query).toEqual([
+        ['offset', '0'],
+        ['limit', '10'],
+        ['created_after', '2024-01-01'],
+        ['status', 'ACTIVE,DELETED'],
+        ['token', UPSTREAM_TOKEN],
+      ]);
+    });
+
+    it('negotiates headers the way browsers send them; the query wins over headers', async () => {
+      const browser = await get('/macro/layout/tables/TB1207', {
+        ...bearer(),
+        accept: 'application/json, text/plain, */*',
+        'accept-language': 'zh-CN,zh;q=0.9,en;q=0.8',
+      });
+      expect(browser.status).toBe(200);
+      expect(fake.requests[0].headers['accept-language']).toBe('zh');
+      expect(fake.requests[0].headers.accept).toBe('application/json');
+      fake.reset();
+      const fallback = await get('/macro/layout/tables/TB1207', {
+        ...bearer(),
+        'accept-language': 'fr-FR,de;q=0.5',
+      });
+      expect(fallback.status).toBe(200);
+      expect(fake.requests[0].headers['accept-language']).toBe('en');
+      fake.reset();
+      await get('/macro/layout/tables/TB1207?lang=ru', { ...bearer(), 'accept-language': 'zh' });
+      expect(fake.requests[0].headers['accept-language']).toBe('ru');
+    });
+  });
+
+  describe('XML', () => {
+    it('format=xml reaches the upstream as format=xml with Accept: application/xml; the body is XML', async () => {
+      const res = await get('/macro/layout/tables/TB1207?format=xml', {
+        ...bearer(),
+        accept: 'application/json',
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toContain('xml');
+      expect(res.text).toMatch(/^<\?xml|^<response/);
+      expect(fake.requests[0].query).toContainEqual(['format', 'xml']);
+      expect(fake.requests[0].headers.accept).toBe('application/xml');
+    });
+
+    it('Accept: application/xml reaches the upstream as Accept: application/xml', async () => {
+      const res = await get('/macro/feeds?limit=1', { ...bearer(), accept: 'application/xml' });
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('<');
+      expect(fake.requests[0].headers.accept).toBe('application/xml');
+    });
+
+    it('errors come back as XML to a client that asked for XML', async () => {
+      const res = await get('/macro/feeds?limit=0&format=xml', bearer());
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toContain('application/xml');
+      expect(res.text).toContain('<code>VALIDATION_FAILED</code>');
+      const upstream404 = await get('/macro/layout/tables/NOPE?format=xml', bearer());
+      expect(upstream404.status).toBe(404);
+      expect(upstream404.text).toContain('<code>NOT_FOUND</code>');
+    });
+  });
+
+  describe('upstream error mapping', () => {
+    it.each([
+      [400, 'UPSTREAM_BAD_REQUEST', 400],
+      [401, 'UPSTREAM_AUTH_FAILED', 502],
+      [403, 'UPSTREAM_FORBIDDEN', 403],
+      [404, 'NOT_FOUND', 404],
+      [500, 'UPSTREAM_ERROR', 502],
+      [503, 'UPSTREAM_ERROR', 502],
+    ])('upstream %d → %s %d', async (upstreamStatus, code, status) => {
+      fake.behave({ failWith: { status: upstreamStatus, times: 1 } });
+      const res = await get('/macro/dictionary/units', bearer());
+      expect(res.status).toBe(status);
+      const body = res.json();
+      expect(body.error).toMatchObject({ code, status, upstream: 'macro', upstreamStatus });
+      expect(body.errors).toMatchObject({ status, code });
+      expect(res.text).not.toContain(UPSTREAM_TOKEN);
+    });
+
+    it('upstream 429 → 429 UPSTREAM_RATE_LIMITED with Retry-After copied', async () => {
+      fake.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 9 } });
+      const res = await get('/macro/dictionary/units', bearer());
+      expect(res.status).toBe(429);
+      expect(res.headers['retry-after']).toBe('9');
+      expect(res.json().error).toMatchObject({
+        code: 'UPSTREAM_RATE_LIMITED',
+        retryAfterSeconds: 9,
+        retryable: true,
+      });
+    });
+
+    it('keeps the vendor code and a cleaned message', async () => {
+      const res = await get('/macro/layout/tables/NOPE', bearer());
+      expect(res.status).toBe(404);
+      expect(res.json().error.upstreamCode).toBeDefined();
+    });
+
+    it('our key rejected upstream → 502 UPSTREAM_AUTH_FAILED, never 401, and no key in the message', async () => {
+      fake.behave({
+        failWith: {
+          status: 401,
+          body: { errors: { status: 401, code: 'INVALID', message: `bad key ${UPSTREAM_TOKEN}` } },
+        },
+      });
+      const res = await get('/macro/dictionary/units', bearer());
+      expect(res.status).toBe(502);
+      expect(res.json().error.code).toBe('UPSTREAM_AUTH_FAILED');
+      expect(res.text).not.toContain(UPSTREAM_TOKEN);
+    });
+
+    it.each([
+      ['reset', { resetConnections: {} }, 503, 'UPSTREAM_UNAVAILABLE'],
+      ['timeout', { hang: true }, 504, 'UPSTREAM_TIMEOUT'],
+      ['oversize', { oversizeBytes: 512 * 1024 }, 502, 'UPSTREAM_ERROR'],
+      ['malformed JSON', { malformedJson: true }, 502, 'UPSTREAM_ERROR'],
+    ])('%s → %d %s', async (_n, behaviour, status, code) => {
+      fake.behave(behaviour);
+      const res = await get('/macro/dictionary/units', bearer());
+      expect(res.status).toBe(status);
+      expect(res.json().error.code).toBe(code);
+    });
+
+    it('refused → 503 UPSTREAM_UNAVAILABLE', async () => {
+      await fake.stop();
+      try {
+        const res = await get('/macro/dictionary/units', bearer());
+        expect(res.status).toBe(503);
+        expect(res.json().error).toMatchObject({
+          code: 'UPSTREAM_UNAVAILABLE',
+          upstreamCode: 'ECONNREFUSED',
+        });
+      } finally {
+        await fake.restart();
+      }
+    });
+  });
+
+  describe('vendor client compatibility', () => {
+    it('POST /macro/login answers 400 (never 401) telling the caller to use a gateway key', async () => {
+      const res = await http(gw.url + '/macro/login?login=a&password=b', {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(res.status).toBe(400);
+      expect(res.json().error.message).toMatch(/gateway key/);
+      expect(res.json().errors.status).toBe(400);
+      expect(fake.requests).toHaveLength(0);
+    });
+
+    it('a GET with a JSON content type and no body is fine; %2C ids reach the upstream encoded', async () => {
+      const res = await get('/macro/series/1%2C2/data?count=5', {
+        authorization: reader.key,
+        'content-type': 'application/json',
+        'user-agent': 'Swagger-Codegen/2.11.4.389/python',
+      });
+      expect(res.status).toBe(200);
+      expect(fake.requests[0].path).toBe('/v2/series/1%2C2/data');
+    });
+
+    it('writes pass the body through as sent (form and JSON)', async () => {
+      const filters = await get('/macro/filters', { authorization: `Bearer ${writer.key}` });
+      const filterId = filters.json().data[0].id as string;
+      fake.reset();
+      const form = await http(gw.url + '/macro/feeds', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${writer.key}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: `filter_id=${filterId}&name=CPI+weekly&full_dump=False`,
+      });
+      expect(form.status).toBe(200);
+      expect(fake.requests[0].body.toString()).toBe(`filter_id=${filterId}&name=CPI+weekly&full_dump=False`);
+      expect(fake.requests[0].headers['content-type']).toBe('application/x-www-form-urlencoded');
+      const id = form.json().data.id as string;
+      const patch = await http(gw.url + `/macro/feeds/${id}`, {
+        method: 'PATCH',
+        headers: { 'x-api-key': writer.key, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'renamed' }),
+      });
+      expect(patch.status).toBe(200);
+      expect(fake.requests[1].body.toString()).toBe('{"name":"renamed"}');
+    });
+
+    it('every answer carries x-request-id, including unknown routes', async () => {
+      const res = await get('/macro/no/such/route', { ...bearer(), 'x-request-id': 'client-req-42' });
+      expect(res.status).toBe(404);
+      expect(res.headers['x-request-id']).toBe('client-req-42');
+      expect(res.json().error.code).toBe('NOT_FOUND');
+    });
+  });
+});

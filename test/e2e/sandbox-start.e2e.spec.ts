@@ -1,0 +1,118 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
+import { testConsumer } from '../helpers/consumers.js';
+import { http } from '../helpers/gateway.js';
+import { cleanEnv, spawnGateway } from '../helpers/processes.js';
+
+jest.setTimeout(60_000);
+
+describe('npm start (node dist/main.js) as a newcomer runs it', () => {
+  it('with an empty environment: sandbox mode serves /macro/feeds with the printed demo key', async () => {
+    const gw = await spawnGateway(cleanEnv({ PORT: '0' }));
+    try {
+      const out = gw.output();
+      const key = /Demo consumer key: (\S+)/.exec(out)?.[1];
+      expect(key).toBeDefined();
+      expect(out).toMatch(/curl .*\/macro\/feeds/);
+      expect(out).toMatch(/curl .*\/macro\/layout\/tables\//);
+      const res = await http(`${gw.url}/macro/feeds?limit=3`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(res.status).toBe(200);
+      expect(res.json().data).toHaveLength(3);
+      const noKey = await http(`${gw.url}/macro/feeds`);
+      expect(noKey.status).toBe(401);
+      const ready = await http(`${gw.url}/health/ready`);
+      expect(ready.json().sandbox).toBe(true);
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  });
+
+  it('a bad value stops the boot with a message naming the variable, never its value', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const r = spawnSync(process.execPath, ['dist/main.js'], {
+      cwd: join(__dirname, '../..'),
+      env: cleanEnv({
+        PORT: 'eighty',
+        UPSTREAM_MACRO_BASE_URL: 'not a url',
+        UPSTREAM_MACRO_TOKEN: 'sbx_secret_never_printed',
+        ATRIUM_SANDBOX: 'off',
+      }),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(r.status).toBe(1);
+    const text = r.stdout + r.stderr;
+    expect(text).toContain('PORT');
+    expect(text).toContain('UPSTREAM_MACRO_BASE_URL');
+    expect(text).not.toContain('sbx_secret_never_printed');
+    expect(text).not.toContain('eighty');
+  });
+
+  describe('configured upstreams, debug logging', () => {
+    let sandbox: Sandbox;
+    beforeAll(async () => {
+      sandbox = await startSandbox();
+    });
+    afterAll(async () => sandbox?.close());
+
+    it('no log line carries an upstream key or a consumer key, whatever happens', async () => {
+      const app = testConsumer({ id: 'log-check' });
+      const dir = mkdtempSync(join(tmpdir(), 'atrium-'));
+      const file = join(dir, 'consumers.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          consumers: [
+            { id: 'log-check', keyHashes: [app.consumer.keyHashes[0].toString('hex')], upstreams: ['macro'] },
+          ],
+        }),
+      );
+      const c = sandbox.credentials;
+      const gw = await spawnGateway(
+        cleanEnv({
+          PORT: '0',
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'trace',
+          ATRIUM_SANDBOX: 'off',
+          ATRIUM_CONSUMERS_FILE: file,
+          UPSTREAM_MACRO_BASE_URL: sandbox.macro.url,
+          UPSTREAM_MACRO_TOKEN: c.macro.token,
+          UPSTREAM_COMPANY_BASE_URL: sandbox.company.url,
+          UPSTREAM_COMPANY_TOKEN: c.company.token,
+          UPSTREAM_DOCUMENTS_BASE_URL: sandbox.documents.url,
+          UPSTREAM_DOCUMENTS_USERNAME: c.documents.username,
+          UPSTREAM_DOCUMENTS_PASSWORD: c.documents.password,
+          UPSTREAM_DEALS_BASE_URL: sandbox.deals.url,
+          UPSTREAM_DEALS_TOKEN: c.deals.token,
+        }),
+      );
+      try {
+        const h = { authorization: `Bearer ${app.key}` };
+        expect((await http(`${gw.url}/macro/feeds?limit=1`, { headers: h })).status).toBe(200);
+        sandbox.macro.behave({
+          failWith: {
+            status: 401,
+            body: { errors: { status: 401, code: 'X', message: `key ${c.macro.token}` } },
+            times: 1,
+          },
+        });
+        expect((await http(`${gw.url}/macro/dictionary/units`, { headers: h })).status).toBe(502);
+        sandbox.macro.behave({ failWith: { status: 500, times: 1 } });
+        expect((await http(`${gw.url}/macro/dictionary/units`, { headers: h })).status).toBe(502);
+        expect((await http(`${gw.url}/macro/feeds?limit=0&token=${app.key}`)).status).toBe(400);
+        expect((await http(`${gw.url}/macro/feeds?token=wrong-key-123456`)).status).toBe(401);
+      } finally {
+        expect(await gw.stop()).toBe(0);
+        sandbox.macro.reset();
+      }
+      const out = gw.output();
+      expect(out.length).toBeGreaterThan(0);
+      for (const secret of [c.macro.token, c.company.token, c.documents.password, c.deals.token, app.key])
+        expect(out).not.toContain(secret);
+    });
+  });
+});

@@ -1,0 +1,26 @@
+import { randomBytes } from 'node:crypto';
+import type { Consumer } from '../../src/core/auth/consumer.js';
+import { sha256 } from '../../src/core/auth/consumer-store.service.js';
+
+export interface TestConsumer {
+  consumer: Consumer;
+  key: string;
+}
+
+/** A consumer with a fresh random key (tests never share keys). */
+export function testConsumer(partial: Partial<Omit<Consumer, 'keyHashes'>> & { id: string }): TestConsumer {
+  const key = `atr_test_${randomBytes(18).toString('base64url')}`;
+  return {
+    key,
+    consumer: {
+      upstreams: new Set(['macro', 'company', 'documents', 'deals']),
+      write: false,
+      limits: [],
+      weight: 1,
+      reservedShare: 0,
+      corsOrigins: [],
+      ...partial,
+      keyHashes: [sha256(key)],
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import 'reflect-metadata';
+import { request as nodeRequest } from 'node:http';
+import { Test } from '@nestjs/testing';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { request as undiciRequest, type Dispatcher } from 'undici';
+import { AppModule } from '../../src/app.module.js';
+import { loadConfig, type UpstreamName } from '../../src/config/atrium-config.js';
+import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
+import type { Consumer } from '../../src/core/auth/consumer.js';
+
+export interface GatewayHandle {
+  app: NestFastifyApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+export interface StartGatewayOptions {
+  /** Upstream env (`UPSTREAM_MACRO_BASE_URL`, …) and any other settings. */
+  env: Record<string, string | undefined>;
+  consumers: readonly Consumer[];
+  sandboxed?: UpstreamName[];
+}
+
+/**
+ * Boots the real AppModule on the Fastify adapter on 127.0.0.1:0, exactly as main.ts does, so tests talk
+ * HTTP to it like a client would.
+ */
+export async function startGateway(opts: StartGatewayOptions): Promise<GatewayHandle> {
+  // Upstreams a test does not use point at the discard port: configured, never called.
+  const unused: Record<string, string> = {};
+  for (const name of ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS'])
+    if (!opts.env[`UPSTREAM_${name}_BASE_URL`]) {
+      unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
+      unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
+    }
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env }, opts.sandboxed ?? []);
+  const mod = await Test.createTestingModule({
+    imports: [AppModule.forRoot({ config, consumers: opts.consumers })],
+  }).compile();
+  const app = mod.createNestApplication<NestFastifyApplication>(createAdapter(config), {
+    ...NEST_APP_OPTIONS,
+    logger: false,
+  });
+  configureApp(app);
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { app, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary bodies
+}
+
+/** A plain HTTP call, as a consumer would make it. */
+export async function http(
+  url: string,
+  options: { method?: Dispatcher.HttpMethod; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<HttpResult> {
+  const res = await undiciRequest(url, {
+    method: options.method ?? 'GET',
+    headers: options.headers,
+    body: options.body,
+  });
+  const text = await res.body.text();
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  return { status: res.statusCode, headers, text, json: () => JSON.parse(text) };
+}
+
+/** A request whose path is sent byte for byte (no URL normalisation of `..` or `%2e%2e`). */
+export function rawGet(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = nodeRequest({ host: hostname, port, path, method: 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        const h: Record<string, string> = {};
+        for (const [k, v] of Object.entries(res.headers)) h[k] = Array.isArray(v) ? v.join(', ') : String(v);
+        resolve({ status: res.statusCode ?? 0, headers: h, text, json: () => JSON.parse(text) });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,0 +1,86 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '../..');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds dist/ when it is missing or older than src/ (multi-process tests run the real build). */
+export function ensureBuilt(): void {
+  let built: number;
+  try {
+    built = statSync(join(ROOT, 'dist/main.js')).mtimeMs;
+  } catch {
+    built = 0;
+  }
+  if (built >= newestMtime(join(ROOT, 'src'))) return;
+  execFileSync(
+    process.execPath,
+    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+    {
+      cwd: ROOT,
+      stdio: 'inherit',
+    },
+  );
+}
+
+export interface SpawnedGateway {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  stop(): Promise<number | null>;
+}
+
+/** Environment without anything that would configure the gateway, so a test states all it needs. */
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (!/^(UPSTREAM_|ATRIUM_|REDIS_URL$|PORT$|HOST$|LOG_LEVEL$)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** Starts `node dist/main.js` and waits until it prints its listening line. */
+export function spawnGateway(env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<SpawnedGateway> {
+  ensureBuilt();
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const stop = () =>
+    new Promise<number | null>((res) => {
+      if (child.exitCode !== null) return res(child.exitCode);
+      child.once('exit', (code) => res(code));
+      child.kill('SIGTERM');
+    });
+  return new Promise((resolveStart, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`gateway did not start in time; output:\n${out}`));
+    }, timeoutMs);
+    const onData = () => {
+      const m = /listening on (?:port )?(http:\/\/[\d.]+:\d+|\d+)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout.off('data', onData);
+      const url = m[1].startsWith('http') ? m[1] : `http://127.0.0.1:${m[1]}`;
+      resolveStart({ child, url, output: () => out, stop });
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code}; output:\n${out}`));
+    });
+  });
+}
