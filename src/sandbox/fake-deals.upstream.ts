@@ -1,0 +1,139 @@
+// Fake EMIS DealWatch (shared/design/upstreams.md §5): base path /dw, the four deal functions of the
+// spec, Documents conventions (token or sessionId, ApiError bodies, `_type` + `version`).
+import { dateParam, emisArray } from './fake-params.js';
+import {
+  EMIS_CODES,
+  EmisError,
+  type FakeEmisOptions,
+  FakeEmisUpstream,
+  emisInt,
+  emisRequired,
+} from './fake-emis-base.js';
+import {
+  type AdvisorRecord,
+  advisors,
+  type DealRecord,
+  deals,
+  DEAL_TYPES,
+  companies,
+} from './sandbox-data.js';
+
+export type FakeDealsOptions = FakeEmisOptions;
+
+const T = 'Emis\\Entity\\Api\\';
+
+function advisorView(a: AdvisorRecord): Record<string, unknown> {
+  return { _type: `${T}Advisor`, id: a.id, name: a.name, countryCode: a.countryCode, type: a.type };
+}
+
+function dealView(d: DealRecord): Record<string, unknown> {
+  const { advisorIds, ...rest } = d;
+  const byId = new Map(advisors().map((a) => [a.id, a]));
+  return {
+    _type: `${T}Deal`,
+    ...rest,
+    dealType: { _type: `${T}DealType`, ...d.dealType },
+    advisors: advisorIds.flatMap((id) => {
+      const a = byId.get(id);
+      return a ? [advisorView(a)] : [];
+    }),
+  };
+}
+
+function paging(params: URLSearchParams): { offset: number; limit: number } {
+  return { offset: emisInt(params, 'offset', 0), limit: Math.min(emisInt(params, 'limit', 25), 100) };
+}
+
+export class FakeDealsUpstream extends FakeEmisUpstream {
+  constructor(opts: FakeDealsOptions) {
+    super('deals', '/dw', opts);
+    this.registerDeals();
+  }
+
+  private registerDeals(): void {
+    this.route('DealInfo/getDealInfo', ({ params, xml }) => {
+      const raw = emisRequired(params.get('dealId') ?? params.get('id'), 'dealId');
+      const deal = deals().find((d) => String(d.id) === raw);
+      if (!deal) throw new EmisError(EMIS_CODES.NOT_FOUND, `Deal not found: ${raw}`);
+      const info = dealView(deal);
+      return this.ok({ ...info, _type: `${T}Deal\\InfoDeal`, floatInfo: null }, xml);
+    });
+
+    this.route('SearchAdvisors/getListAdvisors', ({ params, xml }) => {
+      const term = (params.get('term') ?? params.get('name') ?? '').toLowerCase();
+      const countries = emisArray(params, 'countries').map((c) => c.toUpperCase());
+      const { offset, limit } = paging(params);
+      const found = advisors().filter(
+        (a) =>
+          (term === '' || a.name.toLowerCase().includes(term)) &&
+          (countries.length === 0 || countries.includes(a.countryCode)),
+      );
+      return this.ok(
+        {
+          _type: `${T}ResultList`,
+          total: found.length,
+          advisors: found.slice(offset, offset + limit).map(advisorView),
+        },
+        xml,
+      );
+    });
+
+    this.route('SearchCompanies/getListCompanies', ({ params, xml }) => {
+      const term = (params.get('term') ?? params.get('name') ?? '').toLowerCase();
+      const countries = emisArray(params, 'countries').map((c) => c.toUpperCase());
+      const { offset, limit } = paging(params);
+      const found = companies().filter(
+        (c) =>
+          (term === '' || c.companyName.toLowerCase().includes(term)) &&
+          (countries.length === 0 || countries.includes(c.countryCode)),
+      );
+      return this.ok(
+        {
+          _type: `${T}ResultList`,
+          total: found.length,
+          companies: found.slice(offset, offset + limit).map((c) => ({
+            _type: `${T}CompanyDW`,
+            id: c.companyId,
+            name: c.companyName,
+            countryCode: c.countryCode,
+            industry: c.industryClass,
+          })),
+        },
+        xml,
+      );
+    });
+
+    this.route('SearchDeal/getDeals', ({ params, xml }) => {
+      const term = (params.get('term') ?? '').toLowerCase();
+      const countries = emisArray(params, 'countries').map((c) => c.toUpperCase());
+      const types = emisArray(params, 'dealTypes');
+      if (types.some((t) => !DEAL_TYPES.some((d) => String(d.id) === t))) {
+        throw new EmisError(EMIS_CODES.INVALID_PARAMETER, 'Invalid parameter: dealTypes');
+      }
+      const start = dateParam(params.get('startDate'));
+      const end = dateParam(params.get('endDate'));
+      if (Number.isNaN(start) || Number.isNaN(end)) {
+        throw new EmisError(EMIS_CODES.INVALID_PARAMETER, 'Invalid parameter: startDate/endDate');
+      }
+      const { offset, limit } = paging(params);
+      const found = deals()
+        .filter(
+          (d) =>
+            (term === '' || d.name.toLowerCase().includes(term)) &&
+            (countries.length === 0 || d.countryCodes.some((c) => countries.includes(c))) &&
+            (types.length === 0 || types.includes(String(d.dealType.id))) &&
+            (start === undefined || Date.parse(d.announcedDate) >= start) &&
+            (end === undefined || Date.parse(d.announcedDate) <= end),
+        )
+        .sort((a, b) => b.announcedDate.localeCompare(a.announcedDate) || a.id - b.id);
+      return this.ok(
+        {
+          _type: `${T}Deal\\Result`,
+          total: found.length,
+          deals: found.slice(offset, offset + limit).map(dealView),
+        },
+        xml,
+      );
+    });
+  }
+}

@@ -1,0 +1,19 @@
+// Runs fake upstreams in their own process: see fake-cli.ts for the arguments and the JSON line it prints.
+import { runFakeCli } from './fake-cli.js';
+
+runFakeCli(process.argv.slice(2)).then(
+  (running) => {
+    const stop = (): void => {
+      running.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  },
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(2);
+  },
+);
