@@ -5,6 +5,16 @@ import { entryBytes, type CacheEntry } from './cache-entry.js';
 import { pathOfKey, upstreamOfKey, type CacheKey } from './cache-key.js';
 import type { MissRole, ResponseStore, StoreStats, WaitResult } from './response-store.js';
 
+/**
+ * A small body read in one chunk can be a view into a much larger socket buffer; keeping the view would keep
+ * the whole buffer alive behind the byte accounting. Such bodies are copied once, on the miss path.
+ */
+function compact(entry: CacheEntry): CacheEntry {
+  const backing = entry.body.buffer.byteLength;
+  if (backing <= 16 * 1024 || backing <= 2 * entry.body.byteLength) return entry;
+  return { ...entry, body: Buffer.from(entry.body) };
+}
+
 export interface MemoryStoreOptions {
   readonly maxBytes: number;
   /** How often expired entries are swept (they are also dropped when read). */
@@ -57,10 +67,16 @@ export class MemoryResponseStore implements ResponseStore {
     return this.cache.get<CacheEntry>(this.storeKey(key, this.generation(key.scope)));
   }
 
-  async set(key: CacheKey, entry: CacheEntry, retainMs: number, token: string | undefined): Promise<boolean> {
+  async set(
+    key: CacheKey,
+    entry: CacheEntry,
+    retainMs: number,
+    token: string | undefined,
+    _indexed?: boolean,
+  ): Promise<boolean> {
     if (token === undefined || Number(token) !== this.generation(key.scope)) return false;
     if (!this.lru.fits(entryBytes(entry))) return false;
-    await this.cache.set(this.storeKey(key, Number(token)), entry, retainMs);
+    await this.cache.set(this.storeKey(key, Number(token)), compact(entry), retainMs);
     return true;
   }
 
