@@ -1,10 +1,8 @@
 import { Injectable, Logger, type OnModuleInit, type Provider } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { ReadinessService } from '../../health/readiness.service.js';
 import { METRICS_REGISTRY } from '../../metrics/metrics.module.js';
-import { REDIS_CLIENT } from '../../redis/redis.module.js';
 import { CACHE_TTL } from '../cache-ttl.js';
 import { CACHE_METRICS, CacheMetrics } from './cache-metrics.js';
 import { MemoryResponseStore } from './memory-response.store.js';
@@ -44,17 +42,12 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
   },
   {
     provide: RESPONSE_STORE,
-    useFactory: async (
-      config: AtriumConfig,
-      redis: Redis | null,
-      metrics: CacheMetrics,
-    ): Promise<ResponseStore> => {
-      if (!config.redisUrl || !redis) return new MemoryResponseStore({ maxBytes: config.cache.maxBytes });
+    useFactory: async (config: AtriumConfig, metrics: CacheMetrics): Promise<ResponseStore> => {
+      if (!config.redisUrl) return new MemoryResponseStore({ maxBytes: config.cache.maxBytes });
       const logger = new Logger('Cache');
       const store = new RedisResponseStore({
         url: config.redisUrl,
         prefix: config.redisPrefix,
-        redis,
         timeoutMs: config.cache.redisTimeoutMs,
         leaseMs: config.cache.coalesceLeaseMs,
         indexTtlMs: longestRetentionMs(config),
@@ -64,7 +57,7 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
       await store.connect();
       return store;
     },
-    inject: [ATRIUM_CONFIG, REDIS_CLIENT, CACHE_METRICS],
+    inject: [ATRIUM_CONFIG, CACHE_METRICS],
   },
   ResponseCache,
   CacheReadiness,

@@ -9,13 +9,33 @@ export interface RedisHealthOptions {
   readonly probeIntervalMs: number;
 }
 
+/** Consecutive timeouts (with the connection still up) that count as Redis being down. */
+const SOFT_FAILURES_TO_TRIP = 3;
+
+/** A Redis reply that did not come in time (the connection itself may be fine). */
+export class RedisTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`Redis did not answer within ${ms} ms`);
+    this.name = 'RedisTimeoutError';
+  }
+}
+
+function isTimeout(err: unknown): boolean {
+  return (
+    err instanceof RedisTimeoutError ||
+    (err instanceof Error && /timeout|timed out/i.test(err.name + err.message))
+  );
+}
+
 /**
- * Whether the cache may use Redis right now. After a failure, requests stop touching Redis (no per-request
- * timeouts while it is down) and a background probe checks it until it answers again. Transitions are logged
+ * Whether the cache may use Redis right now. A lost connection trips it at once; timeouts trip it after a few
+ * in a row (one slow reply should cost one request its cache, not the whole process). While tripped, requests
+ * do not touch Redis at all and a background probe checks it until it answers again. Transitions are logged
  * once each; every failure is counted.
  */
 export class RedisHealth {
   private up = true;
+  private softFailures = 0;
   private probing?: NodeJS.Timeout;
   private closed = false;
 
@@ -25,9 +45,16 @@ export class RedisHealth {
     return this.up;
   }
 
+  /** Called after a successful round trip. */
+  succeeded(): void {
+    this.softFailures = 0;
+  }
+
   failed(err: unknown): void {
     this.opts.onError();
     if (!this.up || this.closed) return;
+    if (isTimeout(err) && ++this.softFailures < SOFT_FAILURES_TO_TRIP) return;
+    this.softFailures = 0;
     this.up = false;
     this.opts.log(
       'warn',

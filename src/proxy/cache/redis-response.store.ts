@@ -1,23 +1,21 @@
-import { randomBytes } from 'node:crypto';
-import { createKeyv } from '@keyv/redis';
+import { createHash, randomBytes } from 'node:crypto';
+import { createKeyv, type RedisClientType } from '@keyv/redis';
+import type KeyvRedis from '@keyv/redis';
 import { createCache, type Cache } from 'cache-manager';
-import type { Redis } from 'ioredis';
 import type { Keyv } from 'keyv';
 import type { ErrorCode } from '../../core/errors/error-codes.js';
 import { ERROR_STATUS } from '../../core/errors/error-codes.js';
 import { GatewayError } from '../../core/errors/gateway-error.js';
 import { decodeEntry, encodeEntry, type CacheEntry } from './cache-entry.js';
 import { pathOfKey, type CacheKey } from './cache-key.js';
-import { RedisHealth } from './redis-health.js';
+import { RedisHealth, RedisTimeoutError } from './redis-health.js';
 import type { Lease, MissRole, ResponseStore, StoreStats, WaitResult } from './response-store.js';
 
 export interface RedisStoreOptions {
   readonly url: string;
   /** `ATRIUM_REDIS_PREFIX`: every key this store writes starts with it. */
   readonly prefix: string;
-  /** The shared ioredis client (markers, indexes, scripts). */
-  readonly redis: Redis;
-  /** Timeout of every command on the keyv client (the shared client has its own). */
+  /** Timeout of every Redis round trip of the cache. */
   readonly timeoutMs: number;
   /** Lease of the in-flight marker; renewed while the leader's call runs. */
   readonly leaseMs: number;
@@ -36,35 +34,40 @@ const EPOCH_TTL_MS = 24 * 60 * 60 * 1000;
 const POLL_FIRST_MS = 10;
 const POLL_MAX_MS = 100;
 
-// Scripts compute entry keys from set members, so they assume one Redis (not a cluster), like the rest of
-// Atrium's shared state.
+interface Script {
+  readonly lua: string;
+  readonly sha: string;
+}
+
+function script(lua: string): Script {
+  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+}
+
+// The invalidation script computes entry keys from set members, so the store assumes one Redis (not a
+// cluster), like the rest of Atrium's shared state.
 const SCRIPTS = {
-  atriumCacheAcquire: {
-    numberOfKeys: 2,
-    lua: `if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  /** KEYS lock, epoch; ARGV token, leaseMs → {acquired, holder, epoch} */
+  acquire: script(`if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return {1, ARGV[1], redis.call('GET', KEYS[2]) or '0'}
 end
-return {0, redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or '0'}`,
-  },
-  atriumCacheRenew: {
-    numberOfKeys: 1,
-    lua: `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 0`,
-  },
-  atriumCacheRelease: {
-    numberOfKeys: 1,
-    lua: `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`,
-  },
-  atriumCacheFail: {
-    numberOfKeys: 2,
-    lua: `redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+return {0, redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or '0'}`),
+  /** KEYS lock; ARGV token, leaseMs */
+  renew:
+    script(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`),
+  /** KEYS lock; ARGV token */
+  release: script(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`),
+  /** KEYS lock, error; ARGV token, marker, markerMs */
+  fail: script(`redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 1`,
-  },
-  atriumCacheInvalidate: {
-    numberOfKeys: 2,
-    lua: `local ks = redis.call('SMEMBERS', KEYS[1])
+return 1`),
+  /** KEYS index, epoch; ARGV member, indexMs → the scope's epoch now */
+  index: script(`redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return redis.call('GET', KEYS[2]) or '0'`),
+  /** KEYS index, epoch; ARGV entry key prefix, epochMs → entries dropped */
+  invalidate: script(`local ks = redis.call('SMEMBERS', KEYS[1])
 for i = 1, #ks, 500 do
   local batch = {}
   for j = i, math.min(i + 499, #ks) do batch[#batch + 1] = ARGV[1] .. ks[j] end
@@ -73,12 +76,21 @@ end
 redis.call('DEL', KEYS[1])
 redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return #ks`,
-  },
+return #ks`),
 } as const;
 
-type ScriptFn = (...args: Array<string | number>) => Promise<unknown>;
-type Scripts = Record<keyof typeof SCRIPTS, ScriptFn>;
+/**
+ * Races a Redis round trip against the cache's timeout. When the timer fires, the verdict waits for the
+ * check phase of the same loop turn: if the event loop was merely busy, a reply already sitting in the socket
+ * is read in the poll phase before it, and counts. Only a reply that truly did not come is a timeout.
+ */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => setImmediate(() => reject(new RedisTimeoutError(ms))), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
 
 const GLOB = /[*?[\]\\]/g;
 
@@ -99,8 +111,8 @@ function sleep(ms: number): Promise<void> {
 
 /**
  * The shared cache of a gateway fleet: entries through cache-manager over keyv/@keyv/redis
- * (`<prefix>cache::<upstream>:<credential>:<family>:<hash>:<path>`), coordination through the shared ioredis
- * client.
+ * (`<prefix>cache::<upstream>:<credential>:<family>:<hash>:<path>`); the coordination scripts run on the same
+ * connection, so one timeout setting (`ATRIUM_CACHE_REDIS_TIMEOUT_MS`) bounds every cache round trip.
  *
  * Invalidation. Entries of families that have write routes are also listed in a per-scope set
  * (`<prefix>cache-idx:<scope>`, SADD on store); a successful write drops the set's entries and bumps the
@@ -120,30 +132,33 @@ export class RedisResponseStore implements ResponseStore {
   readonly kind = 'redis' as const;
   readonly health: RedisHealth;
   private readonly keyv: Keyv;
+  private readonly adapter: KeyvRedis<string>;
   private readonly cache: Cache;
-  private readonly scripts: Scripts;
   private readonly namespace: string;
+  private readonly timeoutMs: number;
 
   constructor(private readonly opts: RedisStoreOptions) {
     this.namespace = `${opts.prefix}cache`;
+    this.timeoutMs = opts.timeoutMs;
+    const connectTimeout = Math.max(500, opts.timeoutMs * 4);
     this.keyv = createKeyv(
       {
         url: opts.url,
         // No offline queue: while Redis reconnects, commands fail at once instead of waiting.
         disableOfflineQueue: true,
         socket: {
-          connectTimeout: Math.max(500, opts.timeoutMs * 4),
+          connectTimeout,
           reconnectStrategy: (retries: number) => Math.min(100 + retries * 100, 2000),
         },
-        commandOptions: { timeout: opts.timeoutMs },
       },
       {
         namespace: this.namespace,
         throwOnErrors: true,
         throwOnConnectError: true,
-        connectionTimeout: Math.max(500, opts.timeoutMs * 4),
+        connectionTimeout: connectTimeout,
       },
     );
+    this.adapter = this.keyv.store as KeyvRedis<string>;
     // The entry format is ours (cache-entry.ts): keyv only prepends the expiry, no JSON round trip.
     this.keyv.serialize = (data: { value?: unknown; expires?: number }) =>
       `${data.expires ?? ''}|${String(data.value)}`;
@@ -160,21 +175,19 @@ export class RedisResponseStore implements ResponseStore {
       onError: opts.onError,
       probeIntervalMs: opts.probeIntervalMs ?? 1000,
       probe: async () => {
-        await this.keyv.get('probe');
-        await this.opts.redis.ping();
+        await withTimeout(this.keyv.get('probe'), connectTimeout);
       },
     });
+    // cache-manager turns store errors on reads into misses and reports them here.
     this.cache.on('get', (e: { error?: unknown }) => {
       if (e.error !== undefined) this.health.failed(e.error);
     });
-    for (const [name, def] of Object.entries(SCRIPTS)) opts.redis.defineCommand(name, def);
-    this.scripts = opts.redis as unknown as Scripts;
   }
 
-  /** Connects the keyv client up front; a Redis that is down at boot only starts the store in the down state. */
+  /** Connects up front; a Redis that is down at boot only starts the store in the down state. */
   async connect(): Promise<void> {
     try {
-      await this.keyv.get('probe');
+      await withTimeout(this.keyv.get('probe'), Math.max(500, this.timeoutMs * 4));
     } catch (e) {
       this.health.startDown(e);
     }
@@ -196,9 +209,34 @@ export class RedisResponseStore implements ResponseStore {
     return `${this.opts.prefix}cache-epoch:${scope}`;
   }
 
+  /** One raw command on the cache's connection, bounded by the cache timeout. */
+  private async command<T>(args: string[]): Promise<T> {
+    const client = this.adapter.client as RedisClientType;
+    const reply = await withTimeout(client.sendCommand(args), this.timeoutMs);
+    return reply as T;
+  }
+
+  /** EVALSHA, falling back to EVAL once after a Redis restart forgot the script. */
+  private async run<T>(s: Script, keys: string[], args: Array<string | number>): Promise<T> {
+    const tail = [String(keys.length), ...keys, ...args.map(String)];
+    try {
+      return await this.command<T>(['EVALSHA', s.sha, ...tail]);
+    } catch (e) {
+      if (!(e instanceof Error) || !e.message.startsWith('NOSCRIPT')) throw e;
+      return this.command<T>(['EVAL', s.lua, ...tail]);
+    }
+  }
+
   async get(key: CacheKey): Promise<CacheEntry | undefined> {
     if (!this.health.available) return undefined;
-    const raw = await this.cache.get<string>(key.full);
+    let raw: string | undefined;
+    try {
+      raw = await withTimeout(this.cache.get<string>(key.full), this.timeoutMs);
+    } catch (e) {
+      this.health.failed(e);
+      return undefined;
+    }
+    this.health.succeeded();
     return typeof raw === 'string' ? decodeEntry(raw) : undefined;
   }
 
@@ -211,19 +249,16 @@ export class RedisResponseStore implements ResponseStore {
   ): Promise<boolean> {
     if (!this.health.available || token === undefined) return false;
     try {
-      await this.cache.set(key.full, encodeEntry(entry), retainMs);
+      await withTimeout(this.cache.set(key.full, encodeEntry(entry), retainMs), this.timeoutMs);
       if (!indexed) return true;
-      const results = await this.opts.redis
-        .pipeline()
-        .sadd(this.indexKey(key.scope), key.full)
-        .pexpire(this.indexKey(key.scope), this.opts.indexTtlMs)
-        .get(this.epochKey(key.scope))
-        .exec();
-      const failed = results?.find(([err]) => err);
-      if (!results || failed) throw failed?.[0] ?? new Error('pipeline failed');
-      if (((results[2][1] as string | null) ?? '0') !== token) {
+      const epoch = await this.run<string>(
+        SCRIPTS.index,
+        [this.indexKey(key.scope), this.epochKey(key.scope)],
+        [key.full, this.opts.indexTtlMs],
+      );
+      if (String(epoch) !== token) {
         // A write to this scope landed while the answer was in flight: it may predate the write.
-        await this.cache.del(key.full);
+        await withTimeout(this.cache.del(key.full), this.timeoutMs);
         return false;
       }
       return true;
@@ -236,16 +271,18 @@ export class RedisResponseStore implements ResponseStore {
   async beginMiss(key: CacheKey): Promise<MissRole> {
     if (!this.health.available) return { role: 'local', token: undefined };
     const token = randomBytes(8).toString('hex');
+    const lock = this.lockKey(key);
     let reply: [number, string, string];
     try {
-      reply = (await this.scripts.atriumCacheAcquire(
-        this.lockKey(key),
-        this.epochKey(key.scope),
-        token,
-        this.opts.leaseMs,
-      )) as [number, string, string];
+      reply = await this.run<[number, string, string]>(
+        SCRIPTS.acquire,
+        [lock, this.epochKey(key.scope)],
+        [token, this.opts.leaseMs],
+      );
     } catch (e) {
       this.health.failed(e);
+      // The marker may have been set after all: take it back so nobody waits a lease out for us.
+      this.run(SCRIPTS.release, [lock], [token]).catch(() => undefined);
       return { role: 'local', token: undefined };
     }
     const [acquired, holder, epoch] = reply;
@@ -258,9 +295,9 @@ export class RedisResponseStore implements ResponseStore {
     // Renewed while the call runs, so an expired marker means a dead leader, not a slow upstream.
     const renew = setInterval(
       () => {
-        this.scripts
-          .atriumCacheRenew(lock, token, this.opts.leaseMs)
-          .catch((e: unknown) => this.health.failed(e));
+        this.run(SCRIPTS.renew, [lock], [token, this.opts.leaseMs]).catch((e: unknown) =>
+          this.health.failed(e),
+        );
       },
       Math.max(50, Math.floor(this.opts.leaseMs / 3)),
     );
@@ -277,15 +314,13 @@ export class RedisResponseStore implements ResponseStore {
       }
     };
     return {
-      release: () => finish(() => this.scripts.atriumCacheRelease(lock, token)),
+      release: () => finish(() => this.run(SCRIPTS.release, [lock], [token])),
       fail: (err: unknown) =>
         finish(() =>
-          this.scripts.atriumCacheFail(
-            lock,
-            this.errorKey(key),
-            token,
-            JSON.stringify(errorMarker(token, err)),
-            ERROR_MARKER_MS,
+          this.run(
+            SCRIPTS.fail,
+            [lock, this.errorKey(key)],
+            [token, JSON.stringify(errorMarker(token, err)), ERROR_MARKER_MS],
           ),
         ),
     };
@@ -317,11 +352,7 @@ export class RedisResponseStore implements ResponseStore {
       let lockNow: string | null;
       let marker: string | null;
       try {
-        const r = await this.opts.redis.pipeline().get(lock).get(errKey).exec();
-        const failed = r?.find(([err]) => err);
-        if (!r || failed) throw failed?.[0] ?? new Error('pipeline failed');
-        lockNow = r[0][1] as string | null;
-        marker = r[1][1] as string | null;
+        [lockNow, marker] = await this.command<[string | null, string | null]>(['MGET', lock, errKey]);
       } catch (e) {
         this.health.failed(e);
         return { kind: 'retry' };
@@ -345,11 +376,10 @@ export class RedisResponseStore implements ResponseStore {
   async invalidate(scope: string): Promise<void> {
     if (!this.health.available) return;
     try {
-      await this.scripts.atriumCacheInvalidate(
-        this.indexKey(scope),
-        this.epochKey(scope),
-        `${this.namespace}::`,
-        EPOCH_TTL_MS,
+      await this.run(
+        SCRIPTS.invalidate,
+        [this.indexKey(scope), this.epochKey(scope)],
+        [`${this.namespace}::`, EPOCH_TTL_MS],
       );
     } catch (e) {
       this.health.failed(e);
@@ -358,17 +388,24 @@ export class RedisResponseStore implements ResponseStore {
 
   async purge(upstream: string, pathPrefix?: string): Promise<number> {
     const head = `${this.namespace}::`;
-    const match = `${head}${upstream}:*`.replace(GLOB, (c) => '\\' + c).replace(/\\\*$/, '*');
+    const match = `${head}${upstream}:`.replace(GLOB, (c) => '\\' + c) + '*';
     let purged = 0;
     let cursor = '0';
     do {
-      const [next, keys] = await this.opts.redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
-      cursor = next;
+      const [next, keys] = await this.command<[string, string[]]>([
+        'SCAN',
+        cursor,
+        'MATCH',
+        match,
+        'COUNT',
+        '1000',
+      ]);
+      cursor = String(next);
       const doomed =
         pathPrefix === undefined
           ? keys
           : keys.filter((k) => pathOfKey(k.slice(head.length)).startsWith(pathPrefix));
-      if (doomed.length > 0) purged += await this.opts.redis.unlink(...doomed);
+      if (doomed.length > 0) purged += await this.command<number>(['UNLINK', ...doomed]);
     } while (cursor !== '0');
     return purged;
   }
