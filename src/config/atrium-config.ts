@@ -200,7 +200,7 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       sandbox: sandboxed.includes(name),
     };
   }
-  const ttlOverrides = parseTtlOverrides(g?.ATRIUM_CACHE_TTL_OVERRIDES);
+  const ttlOverrides = parseTtlOverrides(env.ATRIUM_CACHE_TTL_OVERRIDES);
   if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
   if (problems.length || !g || !ttlOverrides)
     throw new ConfigError('Invalid configuration: ' + problems.join(', '));

@@ -250,6 +250,7 @@ export class RedisResponseStore implements ResponseStore {
     if (!this.health.available || token === undefined) return false;
     try {
       await withTimeout(this.cache.set(key.full, encodeEntry(entry), retainMs), this.timeoutMs);
+      this.health.succeeded();
       if (!indexed) return true;
       const epoch = await this.run<string>(
         SCRIPTS.index,
@@ -285,6 +286,7 @@ export class RedisResponseStore implements ResponseStore {
       this.run(SCRIPTS.release, [lock], [token]).catch(() => undefined);
       return { role: 'local', token: undefined };
     }
+    this.health.succeeded();
     const [acquired, holder, epoch] = reply;
     if (Number(acquired) !== 1) return { role: 'follower', holder: String(holder) };
     return { role: 'leader', token: String(epoch), lease: this.lease(key, token) };
