@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { AdminModule } from './admin/admin.module.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from './config/atrium-config.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { CoreModule } from './core/core.module.js';
@@ -32,6 +33,7 @@ export class AppModule {
         HealthModule,
         RedisModule,
         MacroModule,
+        AdminModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
       exports: [ATRIUM_CONFIG],

@@ -8,6 +8,53 @@ export type UpstreamName = (typeof UPSTREAM_NAMES)[number];
 
 export class ConfigError extends Error {}
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Response cache settings (durations in ms). */
+export interface CacheConfig {
+  /** Byte cap of the in-memory store (LRU by bytes). */
+  readonly maxBytes: number;
+  /** Answers larger than this are served but not stored. */
+  readonly maxEntryBytes: number;
+  /** TTL per route family: `family` or `upstream.family` → ms (0 = never cached). */
+  readonly ttlOverrides: Readonly<Record<string, number>>;
+  /** After the TTL, served stale while one background refresh runs. */
+  readonly staleWhileRevalidateMs: number;
+  /** After the TTL, served stale instead of a retryable upstream error. */
+  readonly staleIfErrorMs: number;
+  /** How long an upstream 404 is remembered (0 = never). */
+  readonly negativeTtlMs: number;
+  /** Lease of the fleet-wide in-flight marker; the leader renews it while its call runs. */
+  readonly coalesceLeaseMs: number;
+  /** Timeout of every cache command sent to Redis. */
+  readonly redisTimeoutMs: number;
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * `feeds=10s,macro.layout=30m,dictionary=0`: per-family TTL overrides (`upstream.family` beats `family`).
+ * Returns undefined when the text is malformed, so the caller can name the variable.
+ */
+export function parseTtlOverrides(text: string | undefined): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  if (!text || !text.trim()) return out;
+  for (const part of text.split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const eq = item.indexOf('=');
+    if (eq <= 0) return undefined;
+    const name = item.slice(0, eq).trim();
+    const m = DURATION.exec(item.slice(eq + 1).trim());
+    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)?$/.test(name) || !m) return undefined;
+    const ms = Math.round(Number(m[1]) * UNIT_MS[m[2] ?? 'ms']);
+    if (!(ms >= 0 && ms <= 30 * DAY_MS)) return undefined;
+    out[name] = ms;
+  }
+  return out;
+}
+
 /** Process-wide settings. Secrets have no defaults. */
 class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(0) @Max(65535) PORT = 3000;
@@ -25,6 +72,19 @@ class GatewayEnv {
     10 * 1024 * 1024;
   @Type(() => Number) @IsInt() @Min(1) @Max(3600) ATRIUM_DEFAULT_RETRY_AFTER_SECONDS = 30;
   @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_SHUTDOWN_GRACE_MS = 10_000;
+  // Response cache (issue 8). Durations in ms.
+  @Type(() => Number) @IsInt() @Min(0) @Max(64 * 1024 * 1024 * 1024) ATRIUM_CACHE_MAX_BYTES =
+    128 * 1024 * 1024;
+  @Type(() => Number) @IsInt() @Min(0) @Max(512 * 1024 * 1024) ATRIUM_CACHE_MAX_ENTRY_BYTES =
+    10 * 1024 * 1024;
+  @IsOptional() @IsString() ATRIUM_CACHE_TTL_OVERRIDES?: string;
+  @Type(() => Number) @IsInt() @Min(0) @Max(7 * DAY_MS) ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS = 30_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(7 * DAY_MS) ATRIUM_CACHE_STALE_IF_ERROR_MS = 10 * 60_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(DAY_MS) ATRIUM_CACHE_NEGATIVE_TTL_MS = 0;
+  @Type(() => Number) @IsInt() @Min(100) @Max(600_000) ATRIUM_CACHE_COALESCE_LEASE_MS = 3_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_CACHE_REDIS_TIMEOUT_MS = 250;
+  /** Operator key of the admin API (secret; no default: the admin API is off without it). */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_ADMIN_TOKEN?: string;
 }
 
 /** One upstream's settings, read from `UPSTREAM_<NAME>_<FIELD>`. */
@@ -70,6 +130,9 @@ export interface AtriumConfig {
   readonly maxResponseBytes: number;
   readonly defaultRetryAfterSeconds: number;
   readonly shutdownGraceMs: number;
+  readonly cache: CacheConfig;
+  /** Operator key of the admin API; undefined → the admin API answers 403. */
+  readonly adminToken?: string;
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
 }
 
@@ -137,7 +200,10 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       sandbox: sandboxed.includes(name),
     };
   }
-  if (problems.length || !g) throw new ConfigError('Invalid configuration: ' + problems.join(', '));
+  const ttlOverrides = parseTtlOverrides(env.ATRIUM_CACHE_TTL_OVERRIDES);
+  if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
+  if (problems.length || !g || !ttlOverrides)
+    throw new ConfigError('Invalid configuration: ' + problems.join(', '));
   return {
     port: g.PORT,
     host: g.HOST,
@@ -150,6 +216,17 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
     maxResponseBytes: g.ATRIUM_MAX_RESPONSE_BYTES,
     defaultRetryAfterSeconds: g.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS,
     shutdownGraceMs: g.ATRIUM_SHUTDOWN_GRACE_MS,
+    cache: {
+      maxBytes: g.ATRIUM_CACHE_MAX_BYTES,
+      maxEntryBytes: g.ATRIUM_CACHE_MAX_ENTRY_BYTES,
+      ttlOverrides,
+      staleWhileRevalidateMs: g.ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS,
+      staleIfErrorMs: g.ATRIUM_CACHE_STALE_IF_ERROR_MS,
+      negativeTtlMs: g.ATRIUM_CACHE_NEGATIVE_TTL_MS,
+      coalesceLeaseMs: g.ATRIUM_CACHE_COALESCE_LEASE_MS,
+      redisTimeoutMs: g.ATRIUM_CACHE_REDIS_TIMEOUT_MS,
+    },
+    adminToken: g.ATRIUM_ADMIN_TOKEN,
     upstreams,
   };
 }

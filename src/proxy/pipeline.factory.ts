@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CONSUMER_KEY_HEADERS, CONSUMER_KEY_QUERY_PARAMS } from '../core/auth/consumer.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
+import { ResponseCache } from './cache/response-cache.service.js';
 import { compose } from './compose.js';
 import type { Handler } from './pipeline.types.js';
 import { credentialsStage } from './stages/credentials.stage.js';
@@ -19,13 +20,16 @@ export const PIPELINE_SETTINGS = Symbol('PipelineSettings');
  */
 @Injectable()
 export class PipelineFactory {
-  constructor(private readonly redactor: SecretRedactor) {}
+  constructor(
+    private readonly redactor: SecretRedactor,
+    private readonly cache: ResponseCache,
+  ) {}
 
   build(def: UpstreamDefinition, transport: Handler, settings: PipelineSettings): Handler {
     return compose(
       [
-        // cache
-        // coalesce
+        this.cache.cacheStage(def),
+        this.cache.coalesceStage(def),
         // upstream-limit
         credentialsStage({
           credentials: def.credentials,

@@ -20,6 +20,8 @@ describe('macro interface end to end', () => {
         UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
         UPSTREAM_MACRO_TIMEOUT_MS: '800',
         ATRIUM_MAX_RESPONSE_BYTES: String(256 * 1024),
+        // This suite checks every call reaching the upstream; the cache has its own suites (test/cache).
+        ATRIUM_CACHE_MAX_BYTES: '0',
       },
       consumers: [reader.consumer, writer.consumer, outsider.consumer],
     });
