@@ -23,7 +23,7 @@ export class FixedWindowThrottlerStorage implements MultiWindowThrottlerStorage,
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
     sweepEveryMs = 60_000,
   ) {
     // Idle consumers' windows are dropped in the background, never on the request path.

@@ -39,7 +39,7 @@ export function retryStage(o: RetryStageOptions): Stage {
   if (!(o.baseMs > 0) || !(o.maxBackoffMs >= o.baseMs))
     throw new Error('retryStage: need 0 < baseMs ≤ maxBackoffMs');
   if (!o.budget) throw new Error('retryStage: budget required');
-  const now = o.now ?? Date.now;
+  const now = o.now ?? ((): number => Date.now());
   const sleep = o.sleep ?? defaultSleep;
   const random = o.random ?? Math.random;
   const minAttemptMs = o.minAttemptMs ?? 100;

@@ -132,7 +132,7 @@ export class UpstreamLimiter {
   ) {
     validate(o);
     this.name = o.upstream;
-    this.now = deps.now ?? Date.now;
+    this.now = deps.now ?? ((): number => Date.now());
     this.shared = deps.shared;
     const now = this.now();
     this.aimd = new AimdRate({ ...o.aimd, configured: o.ratePerSec }, now);
