@@ -40,7 +40,7 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
     expect(done.slice(0, 2)).toEqual([0, 0]);
     expect(done.length).toBe(7);
     expect(done[6]).toBe(500);
-    const refused = results.filter((r) => r instanceof GatewayError) as GatewayError[];
+    const refused = results.filter((r): r is GatewayError => r instanceof GatewayError);
     expect(refused).toHaveLength(3);
     for (const e of refused) {
       expect(e.code).toBe('UPSTREAM_RATE_LIMITED');
