@@ -33,13 +33,15 @@ const errors = {
 
 /** A terminal that fails with the given errors, in order, then succeeds; it counts the calls. */
 function flaky(...failures: Array<() => GatewayError>): Handler & { calls: number } {
-  const h = (async () => {
-    h.calls++;
-    const f = failures[h.calls - 1];
-    if (f) throw f();
-    return OK;
-  }) as Handler & { calls: number };
-  h.calls = 0;
+  const h = Object.assign(
+    async (): Promise<ProxyResponse> => {
+      h.calls++;
+      const f = failures[h.calls - 1];
+      if (f) throw f();
+      return OK;
+    },
+    { calls: 0 },
+  );
   return h;
 }
 

@@ -57,6 +57,8 @@ interface Waiter extends FairItem {
   resolve(): void;
   reject(err: GatewayError): void;
   timer?: NodeJS.Timeout;
+  /** Handed a token. */
+  done?: boolean;
 }
 
 interface Permit {
@@ -119,6 +121,9 @@ export class UpstreamLimiter {
   private readonly burstForTakes: number;
   private prepaid = 0;
   private pumping = false;
+  /** A take is on its way to Redis: waiters whose bound passes meanwhile wait for its answer. */
+  private taking = false;
+  private readonly expiredDuringTake: Waiter[] = [];
   private cooldownUntil = 0;
   private streak = 0;
   private streakUntil = 0;
@@ -205,7 +210,9 @@ export class UpstreamLimiter {
       const w: Waiter = { cost, resolve, reject };
       this.queue.push(req.consumerId, req.weight, this.deps.reservedShareOf?.(req.consumerId) ?? 0, w);
       w.timer = setTimeout(() => {
-        if (this.queue.cancel(w)) reject(this.budgetError(cost));
+        // The bound is on waiting for tokens, not on the round trip that may be fetching one right now.
+        if (this.taking) this.expiredDuringTake.push(w);
+        else this.expire(w);
       }, deadline - now);
       this.kick();
     });
@@ -228,18 +235,29 @@ export class UpstreamLimiter {
         const head = this.queue.peek(this.now())!;
         const min = head.cost - this.prepaid;
         const want = Math.max(min, Math.min(this.queue.cost, this.burstForTakes) - this.prepaid);
-        const r = await this.take(want, min);
-        if (r.cooldownMs > 0) {
-          this.adoptCooldown(r.cooldownMs, r.rate);
-          continue;
+        this.taking = true;
+        let r: Take;
+        try {
+          r = await this.take(want, min);
+        } finally {
+          this.taking = false;
         }
-        this.prepaid += r.granted;
-        this.dispatchCovered();
+        if (r.cooldownMs > 0) this.adoptCooldown(r.cooldownMs, r.rate);
+        else {
+          this.prepaid += r.granted;
+          this.dispatchCovered();
+        }
+        for (const w of this.expiredDuringTake.splice(0)) this.expire(w);
+        if (r.cooldownMs > 0) continue;
         if (r.granted === 0 && this.queue.size > 0) await sleep(Math.min(1000, Math.max(1, r.waitMs)));
       }
     } finally {
       this.pumping = false;
     }
+  }
+
+  private expire(w: Waiter): void {
+    if (!w.done && this.queue.cancel(w)) w.reject(this.budgetError(w.cost));
   }
 
   private dispatchCovered(): void {
@@ -250,6 +268,7 @@ export class UpstreamLimiter {
       this.queue.shift(now);
       this.prepaid -= head.cost;
       clearTimeout(head.timer);
+      head.done = true;
       head.resolve();
     }
   }
