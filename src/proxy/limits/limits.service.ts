@@ -156,7 +156,10 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
     sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     sub.on('message', (_channel: string, message: string) => {
       const m = parseCooldownMessage(message);
-      if (m) this.limiters.get(m.upstream)?.adoptCooldown(m.cooldownMs, m.rate);
+      const limiter = m && this.limiters.get(m.upstream);
+      if (!limiter) return;
+      if (m.cooldownMs < 0) limiter.liftLocal();
+      else limiter.adoptCooldown(m.cooldownMs, m.rate);
     });
     sub.subscribe(this.channel).catch((e: Error) => this.logger.warn(`cooldown channel: ${e.message}`));
   }

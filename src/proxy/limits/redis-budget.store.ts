@@ -112,12 +112,16 @@ if cd < 0 then cd = 0 end
 return { cd, string.format('%.17g', tokens), string.format('%.17g', rate) }
 `;
 
-/** An operator lifts the cooldown: no cooldown, no streak, the bucket refills from now. */
+/**
+ * An operator lifts the cooldown: no cooldown, no streak, the bucket refills from now; every replica is told.
+ * ARGV: channel, upstream.
+ */
 export const LIFT_LUA = `${NOW}
 redis.call('DEL', KEYS[2], KEYS[3])
 if redis.call('EXISTS', KEYS[1]) == 1 then
   redis.call('HSET', KEYS[1], 'ts', string.format('%.0f', now), 'ai', string.format('%.0f', now))
 end
+redis.call('PUBLISH', ARGV[1], ARGV[2] .. ' lift')
 return 1
 `;
 
@@ -225,7 +229,7 @@ export class RedisBudgetStore {
   }
 
   async lift(): Promise<void> {
-    await this.cmd.atriumBudgetLift(3, ...this.keys);
+    await this.cmd.atriumBudgetLift(3, ...this.keys, this.channel, this.upstream);
   }
 
   async status(): Promise<SharedStatus> {
@@ -251,11 +255,12 @@ function defineBudgetCommands(redis: Redis): void {
   redis.defineCommand('atriumBudgetLift', { lua: LIFT_LUA });
 }
 
-/** Parses a cooldown announcement: `<upstream> <cooldownMs> <rate>`. */
+/** Parses an announcement: `<upstream> <cooldownMs> <rate>`, or `<upstream> lift` (cooldownMs -1). */
 export function parseCooldownMessage(
   message: string,
 ): { upstream: string; cooldownMs: number; rate: number } | undefined {
   const [upstream, ms, rate] = message.split(' ');
+  if (upstream && ms === 'lift') return { upstream, cooldownMs: -1, rate: Number.NaN };
   const cooldownMs = Number(ms);
   if (!upstream || !Number.isFinite(cooldownMs)) return undefined;
   return { upstream, cooldownMs, rate: Number(rate) };

@@ -422,17 +422,21 @@ export class UpstreamLimiter {
   }
 
   /**
-   * Operator action: ends the cooldown now (the vendor lifted its block), for the fleet when shared. The
-   * bucket refills from now; the learned rate is kept.
+   * Operator action: ends the cooldown now (the vendor lifted its block), for the whole fleet when shared.
+   * The bucket refills from now; the learned rate is kept.
    */
   async liftCooldown(): Promise<void> {
-    const now = this.now();
+    this.liftLocal();
+    if (this.shared?.ready) await this.shared.lift();
+    this.deps.log?.log(`${this.name}: cooldown lifted by an operator`);
+  }
+
+  /** Another replica lifted the cooldown. */
+  liftLocal(): void {
     this.cooldownUntil = 0;
     this.streak = 0;
     this.streakUntil = 0;
-    this.bucket.reset(now, 0);
-    if (this.shared?.ready) await this.shared.lift();
-    this.deps.log?.log(`${this.name}: cooldown lifted by an operator`);
+    this.bucket.reset(this.now(), 0);
   }
 
   /** Periodic read of the shared state (readiness, metrics, and a cooldown missed on pub/sub). */
