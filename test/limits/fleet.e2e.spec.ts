@@ -195,7 +195,8 @@ describeRedis('a fleet of 3 gateways sharing Redis', ({ prefix, url }) => {
       expect(s.retryAfter).toBeGreaterThanOrEqual(1);
       expect(s.retryAfter).toBeLessThanOrEqual(5);
       expect(s.received + s.retryAfter * 1000).toBeGreaterThanOrEqual(blockedUntil);
-      expect(s.sent + s.retryAfter * 1000).toBeLessThanOrEqual(blockedUntil + 1000 + 300);
+      // At most the second of rounding late, plus however late the gateway heard the 429 (a loaded machine).
+      expect(s.sent + s.retryAfter * 1000).toBeLessThanOrEqual(blockedUntil + 1000 + 1000);
     }
 
     // Afterwards calls resume, at no more than the bucket's rate: no dump of the burst, no thundering herd.

@@ -161,7 +161,10 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
       if (m.cooldownMs < 0) limiter.liftLocal();
       else limiter.adoptCooldown(m.cooldownMs, m.rate);
     });
-    sub.subscribe(this.channel).catch((e: Error) => this.logger.warn(`cooldown channel: ${e.message}`));
+    // On every (re)connect: also covers a first SUBSCRIBE that failed because Redis was down at boot.
+    sub.on('ready', () => {
+      sub.subscribe(this.channel).catch((e: Error) => this.logger.warn(`cooldown channel: ${e.message}`));
+    });
   }
 
   private registerGauges(): void {

@@ -86,8 +86,9 @@ function validate(o: UpstreamLimiterOptions): void {
     throw new Error(`${where}: need 1 ≤ cooldown default ≤ cooldown max`);
 }
 
+// Timers of the limiter never keep a process alive on their own (the requests waiting on them do).
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
@@ -183,6 +184,9 @@ export class UpstreamLimiter {
     if (ticket === BREAKER_REFUSED) throw this.circuitOpenError(now);
     try {
       await this.tokens(req, deadline);
+      // A cooldown may have begun while this request waited (another replica's 429): its token is dropped.
+      const left = this.cooldownUntil - this.now();
+      if (left > 0) throw this.cooldownError(left);
     } catch (e) {
       this.breaker.release(ticket);
       throw e;
@@ -214,6 +218,7 @@ export class UpstreamLimiter {
         if (this.taking) this.expiredDuringTake.push(w);
         else this.expire(w);
       }, deadline - now);
+      w.timer.unref();
       this.kick();
     });
   }
