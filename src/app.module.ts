@@ -6,6 +6,7 @@ import type { Consumer } from './core/auth/consumer.js';
 import { CoreModule } from './core/core.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { MacroModule } from './upstreams/macro/macro.module.js';
@@ -29,6 +30,7 @@ export class AppModule {
         }),
         CoreModule.forRoot(options.consumers),
         MetricsModule,
+        UpstreamLimitsModule,
         ProxyModule,
         HealthModule,
         RedisModule,

@@ -1,6 +1,17 @@
 import 'reflect-metadata';
 import { plainToInstance, Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, validateSync } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
 
 /** The upstream interfaces Atrium fronts; each has an `UPSTREAM_<NAME>_*` config namespace. */
 export const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -100,6 +111,56 @@ class UpstreamEnv {
   @Type(() => Number) @IsInt() @Min(100) @Max(600_000) TIMEOUT_MS = 10_000;
   @Type(() => Number) @IsInt() @Min(100) @Max(60_000) CONNECT_TIMEOUT_MS = 3_000;
   @Type(() => Number) @IsInt() @Min(1) @Max(1024) CONNECTIONS = 32;
+
+  // Rate-limit shield (src/proxy/limits). Optional ones default relative to RATE_PER_SEC (see below).
+  /** How long a request may wait for an upstream token before it gets 429 UPSTREAM_RATE_LIMITED. */
+  @Type(() => Number) @IsInt() @Min(0) @Max(60_000) MAX_WAIT_MS = 1_000;
+  /** Fraction of the budget one replica may spend on its own while Redis is configured but down. */
+  @Type(() => Number) @IsNumber() @Min(0.01) @Max(1) LOCAL_SHARE = 0.25;
+  @IsIn(['on', 'off']) AIMD = 'on';
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.01) @Max(100_000) AIMD_MIN_RATE?: number;
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.01) @Max(100_000) AIMD_MAX_RATE?: number;
+  @Type(() => Number) @IsNumber() @Min(0.05) @Max(0.95) AIMD_DECREASE = 0.5;
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.001) @Max(100_000) AIMD_INCREASE_PER_SEC?: number;
+  @Type(() => Number) @IsNumber() @Min(0.05) @Max(1) BREAKER_FAILURE_RATIO = 0.5;
+  @Type(() => Number) @IsInt() @Min(1) @Max(10_000) BREAKER_MIN_SAMPLE = 10;
+  @Type(() => Number) @IsInt() @Min(1_000) @Max(600_000) BREAKER_WINDOW_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(100) @Max(600_000) BREAKER_OPEN_MS = 5_000;
+  /** Attempts per idempotent GET, the first included (1 = no retries). */
+  @Type(() => Number) @IsInt() @Min(1) @Max(10) RETRY_ATTEMPTS = 3;
+  @Type(() => Number) @IsInt() @Min(1) @Max(60_000) RETRY_BASE_MS = 100;
+  @Type(() => Number) @IsInt() @Min(1) @Max(600_000) RETRY_MAX_BACKOFF_MS = 2_000;
+  @Type(() => Number) @IsNumber() @Min(0) @Max(1) RETRY_BUDGET_RATIO = 0.2;
+  /** Cooldown after an upstream 429 without a usable reset header (default ATRIUM_DEFAULT_RETRY_AFTER_SECONDS). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600) COOLDOWN_DEFAULT_SECONDS?: number;
+  /** Upper bound of that default as it doubles on repeated header-less 429s. */
+  @Type(() => Number) @IsInt() @Min(1) @Max(86_400) COOLDOWN_MAX_SECONDS = 600;
+}
+
+/** The rate-limit shield's settings for one upstream (all derived defaults already applied). */
+export interface UpstreamLimitsConfig {
+  readonly maxWaitMs: number;
+  readonly localShare: number;
+  readonly aimd: {
+    readonly enabled: boolean;
+    readonly minRate: number;
+    readonly maxRate: number;
+    readonly decrease: number;
+    readonly increasePerSec: number;
+  };
+  readonly breaker: {
+    readonly failureRatio: number;
+    readonly minSample: number;
+    readonly windowMs: number;
+    readonly openMs: number;
+  };
+  readonly retry: {
+    readonly attempts: number;
+    readonly baseMs: number;
+    readonly maxBackoffMs: number;
+    readonly budgetRatio: number;
+  };
+  readonly cooldown: { readonly defaultSeconds: number; readonly maxSeconds: number };
 }
 
 export interface UpstreamConfig {
@@ -114,6 +175,7 @@ export interface UpstreamConfig {
   readonly timeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly connections: number;
+  readonly limits: UpstreamLimitsConfig;
   /** Served by the built-in fake upstream. */
   readonly sandbox: boolean;
 }
@@ -186,6 +248,13 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       problems.push(login ? `${prefix}TOKEN (or ${prefix}USERNAME and ${prefix}PASSWORD)` : `${prefix}TOKEN`);
     if ((u.USERNAME && !u.PASSWORD) || (!u.USERNAME && u.PASSWORD))
       problems.push(`${prefix}USERNAME and ${prefix}PASSWORD go together`);
+    const limits = limitsOf(u, g?.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS ?? 30);
+    if (limits.aimd.minRate > limits.aimd.maxRate)
+      problems.push(`${prefix}AIMD_MIN_RATE (must not exceed ${prefix}AIMD_MAX_RATE)`);
+    if (limits.cooldown.defaultSeconds > limits.cooldown.maxSeconds)
+      problems.push(`${prefix}COOLDOWN_DEFAULT_SECONDS (must not exceed ${prefix}COOLDOWN_MAX_SECONDS)`);
+    if (limits.retry.baseMs > limits.retry.maxBackoffMs)
+      problems.push(`${prefix}RETRY_BASE_MS (must not exceed ${prefix}RETRY_MAX_BACKOFF_MS)`);
     upstreams[name] = {
       name,
       baseUrl: u.BASE_URL.replace(/\/+$/, ''),
@@ -197,6 +266,7 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       timeoutMs: u.TIMEOUT_MS,
       connectTimeoutMs: u.CONNECT_TIMEOUT_MS,
       connections: u.CONNECTIONS,
+      limits,
       sandbox: sandboxed.includes(name),
     };
   }
@@ -228,6 +298,42 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
     },
     adminToken: g.ATRIUM_ADMIN_TOKEN,
     upstreams,
+  };
+}
+
+/** Derived defaults: the learned rate moves between a tenth of the configured rate and the configured rate. */
+function limitsOf(u: UpstreamEnv, defaultRetryAfterSeconds: number): UpstreamLimitsConfig {
+  const maxRate = u.AIMD_MAX_RATE ?? u.RATE_PER_SEC;
+  return {
+    maxWaitMs: u.MAX_WAIT_MS,
+    localShare: u.LOCAL_SHARE,
+    aimd: {
+      enabled: u.AIMD === 'on',
+      minRate: u.AIMD_MIN_RATE ?? Math.min(maxRate, Math.max(0.01, u.RATE_PER_SEC / 10)),
+      maxRate,
+      decrease: u.AIMD_DECREASE,
+      increasePerSec: u.AIMD_INCREASE_PER_SEC ?? Math.max(0.01, u.RATE_PER_SEC / 20),
+    },
+    breaker: {
+      failureRatio: u.BREAKER_FAILURE_RATIO,
+      minSample: u.BREAKER_MIN_SAMPLE,
+      windowMs: u.BREAKER_WINDOW_MS,
+      openMs: u.BREAKER_OPEN_MS,
+    },
+    retry: {
+      attempts: u.RETRY_ATTEMPTS,
+      baseMs: u.RETRY_BASE_MS,
+      maxBackoffMs: u.RETRY_MAX_BACKOFF_MS,
+      budgetRatio: u.RETRY_BUDGET_RATIO,
+    },
+    cooldown: {
+      defaultSeconds: u.COOLDOWN_DEFAULT_SECONDS ?? defaultRetryAfterSeconds,
+      // An explicit per-upstream default is checked against the cap; the gateway-wide one widens it.
+      maxSeconds:
+        u.COOLDOWN_DEFAULT_SECONDS === undefined
+          ? Math.max(u.COOLDOWN_MAX_SECONDS, defaultRetryAfterSeconds)
+          : u.COOLDOWN_MAX_SECONDS,
+    },
   };
 }
 
