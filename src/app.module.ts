@@ -1,8 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { BatchModule } from './batch/batch.module.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from './config/atrium-config.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { CoreModule } from './core/core.module.js';
+import { CorsModule } from './core/cors/cors.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
@@ -27,11 +29,13 @@ export class AppModule {
           load: [() => ({ atrium: options.config })],
         }),
         CoreModule.forRoot(options.consumers),
+        CorsModule,
         MetricsModule,
         ProxyModule,
         HealthModule,
         RedisModule,
         MacroModule,
+        BatchModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
       exports: [ATRIUM_CONFIG],

@@ -25,6 +25,12 @@ class GatewayEnv {
     10 * 1024 * 1024;
   @Type(() => Number) @IsInt() @Min(1) @Max(3600) ATRIUM_DEFAULT_RETRY_AFTER_SECONDS = 30;
   @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_SHUTDOWN_GRACE_MS = 10_000;
+  // Front end and operators (batch, CORS, console).
+  @Type(() => Number) @IsInt() @Min(1) @Max(100) ATRIUM_BATCH_MAX_ITEMS = 20;
+  @Type(() => Number) @IsInt() @Min(100) @Max(120_000) ATRIUM_BATCH_TIMEOUT_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(86_400) ATRIUM_CORS_MAX_AGE_SECONDS = 600;
+  /** Secret: no default. Unset → the operator console is off. */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
 }
 
 /** One upstream's settings, read from `UPSTREAM_<NAME>_<FIELD>`. */
@@ -70,6 +76,12 @@ export interface AtriumConfig {
   readonly maxResponseBytes: number;
   readonly defaultRetryAfterSeconds: number;
   readonly shutdownGraceMs: number;
+  /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
+  readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
+  /** How long browsers may cache a CORS preflight answer. */
+  readonly corsMaxAgeSeconds: number;
+  /** The operator console's key; undefined → the console is off. */
+  readonly operatorToken?: string;
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
 }
 
@@ -150,6 +162,9 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
     maxResponseBytes: g.ATRIUM_MAX_RESPONSE_BYTES,
     defaultRetryAfterSeconds: g.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS,
     shutdownGraceMs: g.ATRIUM_SHUTDOWN_GRACE_MS,
+    batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
+    corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
+    operatorToken: g.ATRIUM_OPERATOR_TOKEN,
     upstreams,
   };
 }
