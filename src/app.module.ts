@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { BatchModule } from './batch/batch.module.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from './config/atrium-config.js';
+import { ConsoleModule } from './console/console.module.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { CoreModule } from './core/core.module.js';
 import { CorsModule } from './core/cors/cors.module.js';
@@ -36,6 +37,7 @@ export class AppModule {
         RedisModule,
         MacroModule,
         BatchModule,
+        ConsoleModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
       exports: [ATRIUM_CONFIG],
