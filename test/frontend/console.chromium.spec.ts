@@ -143,7 +143,10 @@ describe('operator console in headless Chromium', () => {
       expect(res.status).toBe(429);
       expect(res.headers['retry-after']).toBeDefined();
     });
-    afterAll(() => sandbox.macro.reset());
+    afterAll(async () => {
+      if (SHOTS) await page.screenshot({ path: resolve(SHOTS, 'console.png'), fullPage: true });
+      sandbox.macro.reset();
+    });
 
     it('lists the 429 among the macro upstream’s last errors', async () => {
       const text = await textWhen(
@@ -164,7 +167,6 @@ describe('operator console in headless Chromium', () => {
       expect(seconds).toBeLessThanOrEqual(30);
       // The other upstreams are not cooling down.
       expect(await field('company', 'cooldown').textContent()).not.toMatch(/^\d+ s$/);
-      if (SHOTS) await page.screenshot({ path: resolve(SHOTS, 'console.png'), fullPage: true });
     });
   });
 });
