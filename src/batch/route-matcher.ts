@@ -58,20 +58,31 @@ export class RouteMatcher {
     return first === undefined ? undefined : this.upstreamOfPrefix.get(first);
   }
 
+  /**
+   * The route of `method` at `path`, as the router picks it: per method, so a literal segment routed
+   * only for POST does not hide a GET parameter route. With no route of that method, the methods the path
+   * does take (for a 405).
+   */
   match(method: HttpMethod, path: string): RouteMatch | undefined {
     const segs = segmentsOf(path);
     const upstream = segs.length > 0 ? this.upstreamOfPrefix.get(segs[0]) : undefined;
     if (!upstream) return undefined;
-    const found = walk(this.root, segs, 0);
+    const exact = walk(this.root, segs, 0, method);
+    const found = exact ?? walk(this.root, segs, 0, undefined);
     if (!found) return undefined;
-    return { upstream, route: found.routes.get(method), methods: [...found.routes.keys()] };
+    return { upstream, route: exact?.routes.get(method), methods: [...found.routes.keys()] };
   }
 }
 
-function walk(at: Node, segs: readonly string[], i: number): Node | undefined {
-  if (i === segs.length) return at.routes.size > 0 ? at : undefined;
+function walk(
+  at: Node,
+  segs: readonly string[],
+  i: number,
+  method: HttpMethod | undefined,
+): Node | undefined {
+  if (i === segs.length) return (method ? at.routes.has(method) : at.routes.size > 0) ? at : undefined;
   const lit = at.literal.get(segs[i]);
-  const viaLiteral = lit && walk(lit, segs, i + 1);
+  const viaLiteral = lit && walk(lit, segs, i + 1, method);
   if (viaLiteral) return viaLiteral;
-  return at.param ? walk(at.param, segs, i + 1) : undefined;
+  return at.param ? walk(at.param, segs, i + 1, method) : undefined;
 }

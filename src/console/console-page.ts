@@ -205,13 +205,13 @@ const SCRIPT = `
           [el('span', { cls: 'dot' }), u.reachable ? (u.latencyMs !== null ? 'up ' + u.latencyMs + ' ms' : 'up') : 'unreachable']);
     card.appendChild(el('div', { cls: 'top' }, [
       el('span', { cls: 'name', text: u.name }),
+      u.sandbox ? el('span', { cls: 'pill warn', text: 'sandbox' }) : null,
       el('span', { cls: 'spacer' }),
       breakerPill(u.breaker),
     ]));
     card.appendChild(el('div', { cls: 'top sub' }, [
-      el('span', { cls: 'title', text: u.title || (u.registered ? '' : 'interface not loaded on this gateway') }),
+      el('span', { cls: 'title', text: u.title || (u.registered ? '' : 'not loaded on this gateway') }),
       el('span', { cls: 'spacer' }),
-      u.sandbox ? el('span', { cls: 'pill warn', text: 'sandbox' }) : null,
       reach,
     ]));
 

@@ -151,7 +151,7 @@ export class ConsoleStateService {
     const metric = this.registry.getSingleMetric(name);
     if (!metric) return undefined;
     try {
-      return (await metric.get()).values as Values;
+      return (await metric.get()).values;
     } catch {
       return undefined;
     }

@@ -11,9 +11,8 @@ export async function textWhen(
 ): Promise<string> {
   const test = typeof want === 'function' ? want : (t: string) => want.test(t);
   const until = Date.now() + timeoutMs;
-  let text = '';
   for (;;) {
-    text =
+    const text =
       (await locator
         .first()
         .textContent({ timeout: 1000 })
