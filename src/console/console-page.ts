@@ -90,6 +90,8 @@ const SCRIPT = `
   var timer = null;
   var paused = false;
   var lastOk = 0;
+  // Server clock minus this laptop's: error times are the server's.
+  var skew = 0;
 
   function el(tag, attrs, kids) {
     var n = document.createElement(tag);
@@ -128,7 +130,7 @@ const SCRIPT = `
     return Number(v).toFixed(d).replace(/\\.0+$/, '').replace(/(\\.\\d*[1-9])0+$/, '$1');
   }
   function ago(ts) {
-    var s = Math.max(0, Math.round((Date.now() - ts) / 1000));
+    var s = Math.max(0, Math.round((Date.now() + skew - ts) / 1000));
     if (s < 60) return s + 's ago';
     if (s < 3600) return Math.floor(s / 60) + 'm ago';
     return Math.floor(s / 3600) + 'h ago';
@@ -337,12 +339,15 @@ const SCRIPT = `
       if (res.status === 401) { sessionStorage.removeItem(KEY); showLogin('That operator key was not accepted.'); return; }
       if (!res.ok) throw new Error('HTTP ' + res.status);
       var s = await res.json();
+      var serverNow = Date.parse(s.generatedAt);
+      if (!isNaN(serverNow)) skew = serverNow - Date.now();
       showApp();
       render(s);
       lastOk = Date.now();
       setUpdated(true, 'updated ' + new Date(lastOk).toLocaleTimeString());
     } catch (e) {
-      setUpdated(false, 'refresh failed: ' + (e && e.message ? e.message : 'error') + (lastOk ? ' · last ' + ago(lastOk) : ''));
+      var since = lastOk ? ' · last ok ' + Math.round((Date.now() - lastOk) / 1000) + 's ago' : '';
+      setUpdated(false, 'refresh failed: ' + (e && e.message ? e.message : 'error') + since);
     }
     schedule();
   }
