@@ -27,6 +27,7 @@ describe('POST /batch', () => {
       },
       consumers: [both.consumer, macroOnly.consumer],
       imports: [labsModule(labs.url, LABS_TOKEN)],
+      extraUpstreams: { labs: { baseUrl: labs.url } },
     });
   });
   afterAll(async () => {

@@ -86,7 +86,8 @@ describe('operator console over HTTP', () => {
   });
 
   it('records upstream errors by route, without paths, queries or keys', async () => {
-    fake.behave({ failWith: { status: 503, times: 1 } });
+    // Every attempt fails (retries included), until the reset below.
+    fake.behave({ failWith: { status: 503 } });
     const failed = await http(`${gw.url}/macro/feeds/FD-secret-id?token=${reader.key}`);
     expect(failed.status).toBeGreaterThanOrEqual(500);
     fake.reset();

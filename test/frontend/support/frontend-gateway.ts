@@ -54,6 +54,11 @@ export interface FrontendGatewayOptions {
   consumers: readonly Consumer[];
   /** Extra modules beside the AppModule (the labs interface). */
   imports?: DynamicModule[];
+  /**
+   * Config entries for extra interfaces, copied from macro's (budget, timeouts, limits…) with their own
+   * base URL, so every per-upstream part of the gateway finds its settings.
+   */
+  extraUpstreams?: Record<string, { baseUrl: string }>;
 }
 
 /** As test/helpers/gateway.ts startGateway, with extra modules. */
@@ -64,7 +69,14 @@ export async function startFrontendGateway(opts: FrontendGatewayOptions): Promis
       unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
       unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
     }
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env });
+  const loaded = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env });
+  const extra = Object.fromEntries(
+    Object.entries(opts.extraUpstreams ?? {}).map(([name, u]) => [
+      name,
+      { ...loaded.upstreams.macro, name, baseUrl: u.baseUrl, sandbox: false },
+    ]),
+  );
+  const config = { ...loaded, upstreams: { ...loaded.upstreams, ...extra } } as AtriumConfig;
   const mod = await Test.createTestingModule({
     imports: [AppModule.forRoot({ config, consumers: opts.consumers }), ...(opts.imports ?? [])],
   }).compile();
