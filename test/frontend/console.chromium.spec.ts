@@ -89,7 +89,7 @@ describe('operator console in headless Chromium', () => {
     expect(await textWhen(page.locator('#login-msg'), /not accepted/)).toMatch(/not accepted/);
     if (SHOTS) {
       mkdirSync(SHOTS, { recursive: true });
-      await page.screenshot({ path: resolve(SHOTS, 'console-login.png') });
+      await page.locator('#login').screenshot({ path: resolve(SHOTS, 'console-login.png') });
     }
     await page.fill('#token', operatorKey);
     await page.click('#login-form button[type=submit]');
