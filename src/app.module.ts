@@ -1,9 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { AdminModule } from './admin/admin.module.js';
+import { BatchModule } from './batch/batch.module.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from './config/atrium-config.js';
+import { ConsoleModule } from './console/console.module.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { CoreModule } from './core/core.module.js';
+import { CorsModule } from './core/cors/cors.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
@@ -29,6 +32,7 @@ export class AppModule {
           load: [() => ({ atrium: options.config })],
         }),
         CoreModule.forRoot(options.consumers),
+        CorsModule,
         MetricsModule,
         UpstreamLimitsModule,
         ProxyModule,
@@ -36,6 +40,8 @@ export class AppModule {
         RedisModule,
         MacroModule,
         AdminModule,
+        BatchModule,
+        ConsoleModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
       exports: [ATRIUM_CONFIG],

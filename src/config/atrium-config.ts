@@ -96,6 +96,12 @@ class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_CACHE_REDIS_TIMEOUT_MS = 250;
   /** Operator key of the admin API (secret; no default: the admin API is off without it). */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_ADMIN_TOKEN?: string;
+  // Front end and operators (batch, CORS, console).
+  @Type(() => Number) @IsInt() @Min(1) @Max(100) ATRIUM_BATCH_MAX_ITEMS = 20;
+  @Type(() => Number) @IsInt() @Min(100) @Max(120_000) ATRIUM_BATCH_TIMEOUT_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(86_400) ATRIUM_CORS_MAX_AGE_SECONDS = 600;
+  /** Secret: no default. Unset → the operator console is off. */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
 }
 
 /** One upstream's settings, read from `UPSTREAM_<NAME>_<FIELD>`. */
@@ -195,6 +201,12 @@ export interface AtriumConfig {
   readonly cache: CacheConfig;
   /** Operator key of the admin API; undefined → the admin API answers 403. */
   readonly adminToken?: string;
+  /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
+  readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
+  /** How long browsers may cache a CORS preflight answer. */
+  readonly corsMaxAgeSeconds: number;
+  /** The operator console's key; undefined → the console is off. */
+  readonly operatorToken?: string;
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
 }
 
@@ -297,6 +309,9 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       redisTimeoutMs: g.ATRIUM_CACHE_REDIS_TIMEOUT_MS,
     },
     adminToken: g.ATRIUM_ADMIN_TOKEN,
+    batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
+    corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
+    operatorToken: g.ATRIUM_OPERATOR_TOKEN,
     upstreams,
   };
 }
