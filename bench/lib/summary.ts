@@ -1,0 +1,59 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import {
+  BURST_HEADER,
+  burstRows,
+  markdownTable,
+  SCENARIO_HEADER,
+  scenarioRows,
+  TARGET_HEADER,
+  targetRows,
+  type BurstSummary,
+  type ScenarioSummary,
+  type TargetResult,
+} from './report.js';
+import type { MachineInfo } from './procfs.js';
+
+export interface SummaryInput {
+  machine: MachineInfo;
+  startedAt: string;
+  commit: string;
+  rounds: number;
+  durationS: number;
+  connections: number;
+  scenarios: ScenarioSummary[];
+  bursts: BurstSummary[];
+  targets: TargetResult[];
+  problems: string[];
+}
+
+/** The measured part of the README's Performance section (also written as results/summary.md). */
+export function summaryMarkdown(x: SummaryInput): string {
+  const m = x.machine;
+  const lines = [
+    `Measured ${x.startedAt.slice(0, 16).replace('T', ' ')} UTC at commit \`${x.commit}\` on ${m.cpuModel} ` +
+      `(${m.cpuCount} vCPUs${m.cpuMHz ? `, ${m.cpuMHz} MHz` : ''}), Linux ${m.kernel}, Node ${m.node}; ` +
+      `load average at start ${m.loadAverageAtStart.join(' / ')}. ${x.rounds} interleaved rounds × ${x.durationS} s ` +
+      `per scenario, ${x.connections} connections, medians; ratios are to the ceiling of the same body size in the ` +
+      'same round.',
+    '',
+    markdownTable(SCENARIO_HEADER, scenarioRows(x.scenarios)),
+    '',
+  ];
+  if (x.bursts.length) lines.push(markdownTable(BURST_HEADER, burstRows(x.bursts)), '');
+  lines.push(markdownTable(TARGET_HEADER, targetRows(x.targets), false), '');
+  if (x.problems.length) lines.push('Problems in this run:', '', ...x.problems.map((p) => `- ${p}`), '');
+  return lines.join('\n');
+}
+
+export const README_START = '<!-- bench:results:start (written by npm run bench) -->';
+export const README_END = '<!-- bench:results:end -->';
+
+/** Replaces the block between the markers in the README; false when the markers are missing. */
+export function updateReadme(path: string, markdown: string): boolean {
+  const text = readFileSync(path, 'utf8');
+  const a = text.indexOf(README_START);
+  const b = text.indexOf(README_END);
+  if (a < 0 || b < a) return false;
+  writeFileSync(path, text.slice(0, a + README_START.length) + '\n\n' + markdown + '\n' + text.slice(b));
+  return true;
+}
