@@ -89,7 +89,18 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
     }
     done();
   });
-  fastify.setErrorHandler((err, req, reply) => filter.send(err, req, reply));
+  // Fastify's own errors (body too large, …) reach GatewayExceptionFilter through Nest's error handler.
+  // Draining: once close() starts, answers ask keep-alive clients to hang up, so in-flight requests finish
+  // and the server can close instead of waiting for idle keep-alive sockets.
+  let closing = false;
+  fastify.addHook('preClose', (done: () => void) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onSend', (_req: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
 
   app.useGlobalPipes(
     new ValidationPipe({

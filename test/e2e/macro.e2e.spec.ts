@@ -50,6 +50,7 @@ describe('macro interface end to end', () => {
       ['X-API-Key', (k: string) => ({ headers: { 'x-api-key': k }, query: '' })],
       ['raw Authorization', (k: string) => ({ headers: { authorization: k }, query: '' })],
       ['token query', (k: string) => ({ headers: {}, query: `&token=${k}` })],
+      ['sessionId query', (k: string) => ({ headers: {}, query: `&sessionId=${k}` })],
       [
         'header key beside token=None',
         (k: string) => ({ headers: { authorization: k }, query: '&token=None' }),
@@ -356,6 +357,21 @@ describe('macro interface end to end', () => {
       });
       expect(patch.status).toBe(200);
       expect(fake.requests[1].body.toString()).toBe('{"name":"renamed"}');
+    });
+
+    it('a body over the limit → 413 PAYLOAD_TOO_LARGE in the envelope; nothing reaches the upstream', async () => {
+      const res = await http(gw.url + '/macro/feeds', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${writer.key}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'name=' + 'x'.repeat(2 * 1024 * 1024),
+      });
+      expect(res.status).toBe(413);
+      expect(res.json().error.code).toBe('PAYLOAD_TOO_LARGE');
+      expect(res.json().errors.status).toBe(413);
+      expect(fake.requests).toHaveLength(0);
     });
 
     it('every answer carries x-request-id, including unknown routes', async () => {
