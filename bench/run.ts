@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { renderChart } from './lib/chart.js';
 import {
   checkScenario,
@@ -51,9 +51,9 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-function git(args: string[]): string {
+function git(args: string[], cwd = ROOT): string {
   try {
-    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+    return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
     return '';
   }
@@ -158,10 +158,10 @@ function serverSpec(
     case 'atrium-storm':
       return {
         id,
-        script: join(ROOT, 'dist/main.js'),
+        script: opts.atriumMain,
         env: atriumEnv(id, upstream!, consumersFile, opts),
         readyPath: '/health/live',
-        nodeArgs,
+        nodeArgs: [...opts.atriumNodeArgs, ...nodeArgs],
       };
   }
 }
@@ -175,8 +175,8 @@ async function main(): Promise<number> {
     ...load.map((s) => s.server),
     ...bursts.map((b) => b.server),
   ]);
-  if ([...needed].some((id) => id.startsWith('atrium')) && !existsSync(join(ROOT, 'dist/main.js')))
-    throw new Error('dist/main.js is missing: run `npm run build` first (npm run bench does)');
+  if ([...needed].some((id) => id.startsWith('atrium')) && !existsSync(opts.atriumMain))
+    throw new Error(`${opts.atriumMain} is missing: run \`npm run build\` first (npm run bench does)`);
 
   const machine = machineInfo();
   const startedAt = new Date().toISOString();
@@ -288,6 +288,9 @@ async function main(): Promise<number> {
     log(
       `${t.met === null ? 'n/a    ' : t.met ? 'met    ' : 'NOT MET'}  ${t.target}: ${t.measured}${t.note ? ` (${t.note})` : ''}`,
     );
+  const findings = burstSummaries.flatMap((b) => b.findings.map((f) => `${b.id}: ${f}`));
+  if (findings.length)
+    log('\nFindings (baseline failures, reported):\n' + findings.map((f) => `  - ${f}`).join('\n'));
   if (problems.length) log('\nPROBLEMS:\n' + problems.map((p) => `  - ${p}`).join('\n'));
 
   const finishedAt = new Date().toISOString();
@@ -306,6 +309,8 @@ async function main(): Promise<number> {
       burstClients: opts.burstClients,
       redis: Boolean(opts.redisUrl),
       atriumEnv: opts.atriumEnv,
+      atriumMain: relative(ROOT, opts.atriumMain),
+      atriumNodeArgs: opts.atriumNodeArgs,
     },
     payloads: Object.fromEntries(
       BODY_SIZES.map((s) => [s, { bytes: payload(s).length, md5: md5(payload(s)) }]),
@@ -315,6 +320,7 @@ async function main(): Promise<number> {
     bursts: burstSummaries,
     targets,
     problems,
+    findings,
   };
   writeFileSync(join(opts.outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
   const subtitle =
@@ -332,6 +338,7 @@ async function main(): Promise<number> {
     bursts: burstSummaries,
     targets,
     problems,
+    findings,
   });
   writeFileSync(join(opts.outDir, 'summary.md'), md);
   log(`\nwrote ${relative(ROOT, join(opts.outDir, 'latest.json'))}, chart.svg, summary.md`);

@@ -28,6 +28,10 @@ export interface BenchOptions {
   readonly redisUrl?: string;
   /** Extra environment for the Atrium processes (`BENCH_ATRIUM_ENV="A=1,B=2"`). */
   readonly atriumEnv: Readonly<Record<string, string>>;
+  /** The Atrium entry point to run (default dist/main.js; another build to compare with). */
+  readonly atriumMain: string;
+  /** Extra node flags for the Atrium processes (`BENCH_ATRIUM_NODE_ARGS="--trace-gc --max-semi-space-size=4"`). */
+  readonly atriumNodeArgs: readonly string[];
 }
 
 function num(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
@@ -66,5 +70,7 @@ export function readOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions 
     keepLogs: env.BENCH_KEEP_LOGS === '1',
     redisUrl: env.BENCH_REDIS_URL || undefined,
     atriumEnv,
+    atriumMain: resolve(ROOT, env.BENCH_ATRIUM_MAIN || 'dist/main.js'),
+    atriumNodeArgs: (env.BENCH_ATRIUM_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
   };
 }

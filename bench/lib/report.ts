@@ -47,7 +47,11 @@ export interface BurstSummary {
   median: { upstreamCalls: number; wallMs: number };
   minUpstreamCalls: number;
   maxUpstreamCalls: number;
+  /** Answers of all rounds by status. */
+  statusCounts: Record<string, number>;
   problems: string[];
+  /** Failures of the baseline: reported, not a failed run. */
+  findings: string[];
 }
 
 export interface TargetResult {
@@ -158,11 +162,13 @@ export function summariseBursts(
 ): BurstSummary[] {
   return bursts.map((b) => {
     const list = runs.get(b.id) ?? [];
-    const problems: string[] = [];
+    const issues: string[] = [];
+    const statusCounts: Record<string, number> = {};
     for (const r of list) {
-      if (r.errors) problems.push(`round ${r.round}: ${r.errors} clients got no answer`);
+      for (const [k, v] of Object.entries(r.statusCounts)) statusCounts[k] = (statusCounts[k] ?? 0) + v;
+      if (r.errors) issues.push(`round ${r.round}: ${r.errors} clients got no answer`);
       if (!r.bodiesMatchPayload)
-        problems.push(
+        issues.push(
           `round ${r.round}: not every client got the payload (statuses ${JSON.stringify(r.statusCounts)}, ` +
             `${r.distinctBodies} distinct bodies)`,
         );
@@ -178,7 +184,9 @@ export function summariseBursts(
       median: { upstreamCalls: median(calls), wallMs: r1(median(list.map((r) => r.wallMs))) },
       minUpstreamCalls: calls.length ? Math.min(...calls) : NaN,
       maxUpstreamCalls: calls.length ? Math.max(...calls) : NaN,
-      problems,
+      statusCounts,
+      problems: b.failuresAreFindings ? [] : issues,
+      findings: b.failuresAreFindings ? issues : [],
     };
   });
 }

@@ -23,6 +23,11 @@ export interface BurstScenario {
   readonly title: string;
   readonly server: ServerId;
   readonly delayMs: number;
+  /**
+   * A client without the payload fails the run (Atrium). For the baseline it is a finding, reported but not
+   * a harness failure: the naive proxy's axios timeout (5 s, from the docs' example) can expire in the burst.
+   */
+  readonly failuresAreFindings: boolean;
 }
 
 /** Run in this order, round-robin, every round. */
@@ -182,12 +187,14 @@ export const BURST_SCENARIOS = [
     title: 'Atrium, coalesced burst on one cold key',
     server: 'atrium-miss',
     delayMs: BURST_DELAY_MS,
+    failuresAreFindings: false,
   },
   {
     id: 'naive-burst',
     title: 'naive Nest proxy, burst on one cold key',
     server: 'naive-miss',
     delayMs: BURST_DELAY_MS,
+    failuresAreFindings: true,
   },
 ] as const satisfies readonly BurstScenario[];
 

@@ -24,6 +24,7 @@ export interface SummaryInput {
   bursts: BurstSummary[];
   targets: TargetResult[];
   problems: string[];
+  findings: string[];
 }
 
 /** The measured part of the README's Performance section (also written as results/summary.md). */
@@ -41,6 +42,8 @@ export function summaryMarkdown(x: SummaryInput): string {
   ];
   if (x.bursts.length) lines.push(markdownTable(BURST_HEADER, burstRows(x.bursts)), '');
   lines.push(markdownTable(TARGET_HEADER, targetRows(x.targets), false), '');
+  if (x.findings.length)
+    lines.push('Baseline failures in this run:', '', ...x.findings.map((f) => `- ${f}`), '');
   if (x.problems.length) lines.push('Problems in this run:', '', ...x.problems.map((p) => `- ${p}`), '');
   return lines.join('\n');
 }
