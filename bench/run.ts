@@ -180,8 +180,11 @@ async function main(): Promise<number> {
 
   const machine = machineInfo();
   const startedAt = new Date().toISOString();
+  // The commit of the Atrium build measured (BENCH_ATRIUM_MAIN may point at another checkout).
+  const atriumRepo = git(['rev-parse', '--show-toplevel'], dirname(opts.atriumMain)) || ROOT;
   const commit =
-    git(['rev-parse', '--short', 'HEAD']) + (git(['status', '--porcelain', '--', 'src']) ? '+dirty' : '');
+    git(['rev-parse', '--short', 'HEAD'], atriumRepo) +
+    (git(['status', '--porcelain', '--', 'src'], atriumRepo) ? '+dirty' : '');
   log(`Atrium bench: ${machine.cpuModel}, ${machine.cpuCount} vCPUs, Node ${machine.node}, commit ${commit}`);
   log(
     `${load.length} load scenarios, ${bursts.length} bursts; ${opts.rounds} rounds × ${opts.durationS} s, ` +
