@@ -327,7 +327,7 @@ async function main(): Promise<number> {
   };
   writeFileSync(join(opts.outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
   const subtitle =
-    `${machine.cpuModel}, ${machine.cpuCount} vCPUs shared by servers and load generator; Node ${machine.node}; ` +
+    `${machine.cpuModel}${machine.cpuId ? ` (${machine.cpuId})` : ''}, ${machine.cpuCount} vCPUs shared by servers and load generator; Node ${machine.node}; ` +
     `${opts.rounds} rounds × ${opts.durationS} s, ${opts.connections} connections; ${startedAt.slice(0, 10)}`;
   writeFileSync(join(opts.outDir, 'chart.svg'), renderChart(scenarios, subtitle));
   const md = summaryMarkdown({

@@ -50,6 +50,8 @@ export function resetPeakRss(pid: number): boolean {
 
 export interface MachineInfo {
   cpuModel: string;
+  /** `cpu family` / `model` / `stepping` from /proc/cpuinfo: identifies the part when the name is generic. */
+  cpuId: string;
   cpuCount: number;
   cpuMHz: number;
   kernel: string;
@@ -61,15 +63,22 @@ export interface MachineInfo {
 export function machineInfo(): MachineInfo {
   const list = cpus();
   let model = list[0]?.model ?? 'unknown';
+  let cpuId = '';
   try {
+    const info = readFileSync('/proc/cpuinfo', 'utf8');
+    const field = (name: string) => new RegExp(`^${name}\\s*:\\s*(.+)$`, 'm').exec(info)?.[1].trim();
     // /proc/cpuinfo sometimes carries a fuller name than os.cpus() (e.g. under KVM).
-    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
-    if (m && m[1].length > model.length) model = m[1].trim();
+    const name = field('model name');
+    if (name && name.length > model.length) model = name;
+    const family = field('cpu family');
+    if (family)
+      cpuId = `family ${family}, model ${field('model') ?? '?'}, stepping ${field('stepping') ?? '?'}`;
   } catch {
     // not Linux: keep os.cpus()
   }
   return {
     cpuModel: model,
+    cpuId,
     cpuCount: list.length,
     cpuMHz: list[0]?.speed ?? 0,
     kernel: release(),

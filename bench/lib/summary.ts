@@ -32,7 +32,7 @@ export function summaryMarkdown(x: SummaryInput): string {
   const m = x.machine;
   const lines = [
     `Measured ${x.startedAt.slice(0, 16).replace('T', ' ')} UTC at commit \`${x.commit}\` on ${m.cpuModel} ` +
-      `(${m.cpuCount} vCPUs${m.cpuMHz ? `, ${m.cpuMHz} MHz` : ''}), Linux ${m.kernel}, Node ${m.node}; ` +
+      `(${m.cpuId ? `${m.cpuId}, ` : ''}${m.cpuCount} vCPUs${m.cpuMHz ? `, ${m.cpuMHz} MHz` : ''}), Linux ${m.kernel}, Node ${m.node}; ` +
       `load average at start ${m.loadAverageAtStart.join(' / ')}. ${x.rounds} interleaved rounds × ${x.durationS} s ` +
       `per scenario, ${x.connections} connections, medians; ratios are to the ceiling of the same body size in the ` +
       'same round.',
