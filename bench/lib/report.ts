@@ -350,29 +350,37 @@ const fmt = (v: number, digits = 0) =>
     : '–';
 
 export function scenarioRows(scenarios: ScenarioSummary[]): string[][] {
-  return scenarios.map((x) => [
-    x.id,
-    fmt(x.median.reqPerSec),
-    fmt(x.ratioToCeiling.reqPerSec, 2),
-    fmt(x.median.p50Ms, 2),
-    fmt(x.median.p99Ms, 2),
-    fmt(x.median.cpuUsPerReq, 1),
-    fmt(x.ratioToCeiling.cpuUsPerReq, 2),
-    fmt(x.median.peakRssMB, 0),
-    x.kind === 'static' ? '–' : fmt(x.median.upstreamCallsPerReq, 3),
-    x.problems.length ? 'NO' : 'yes',
+  const x = (v: number) => (Number.isFinite(v) ? `${fmt(v, 2)}×` : '–');
+  return scenarios.map((s) => [
+    s.id,
+    fmt(s.median.reqPerSec),
+    x(s.ratioToCeiling.reqPerSec),
+    fmt(s.median.p50Ms, 2),
+    x(s.ratioToCeiling.p50Ms),
+    fmt(s.median.p99Ms, 2),
+    x(s.ratioToCeiling.p99Ms),
+    fmt(s.median.cpuUsPerReq, 1),
+    x(s.ratioToCeiling.cpuUsPerReq),
+    fmt(s.median.peakRssMB, 0),
+    x(s.ratioToCeiling.peakRssMB),
+    s.kind === 'static' ? '–' : fmt(s.median.upstreamCallsPerReq, 3),
+    s.problems.length ? 'NO' : 'yes',
   ]);
 }
 
+/** Every figure raw and as a ratio to the ceiling of the same body size in the same round. */
 export const SCENARIO_HEADER = [
   'scenario',
   'req/s',
-  '× ceiling',
+  'vs ceiling',
   'p50 ms',
+  'vs ceiling',
   'p99 ms',
+  'vs ceiling',
   'CPU µs/req',
-  '× ceiling',
+  'vs ceiling',
   'peak RSS MB',
+  'vs ceiling',
   'upstream calls/req',
   'clean',
 ];
