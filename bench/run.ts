@@ -256,7 +256,7 @@ async function main(): Promise<number> {
         log(
           `[round ${round}/${opts.rounds}] ${s.id.padEnd(22)} ${r.reqPerSec.toFixed(0).padStart(7)} req/s  ` +
             `p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  CPU ${r.cpuUsPerReq.toFixed(1)} µs/req  ` +
-            `RSS ${r.peakRssMB} MB  upstream ${r.upstreamCallsPerReq}/req` +
+            `RSS ${r.peakRssMB} MB  upstream ${r.upstreamCallsPerReq}/req  others ${r.otherLoadCores} cores` +
             (r.errors || r.unexpected ? `  errors ${r.errors}, unexpected ${r.unexpected}` : ''),
         );
         await sleep(opts.pauseMs);

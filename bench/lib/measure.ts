@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { burst, runLoad } from './load.js';
 import { md5, payload } from './payloads.js';
-import { CLK_TCK, cpuSeconds, peakRssBytes, resetPeakRss, rssBytes } from './procfs.js';
+import { CLK_TCK, cpuSeconds, machineBusySeconds, peakRssBytes, resetPeakRss, rssBytes } from './procfs.js';
 import { burstPath, pathFor, type BurstScenario, type LoadScenario } from './scenarios.js';
 import type { RunningServer, ServerId } from './servers.js';
 
@@ -27,6 +27,8 @@ export interface RunMetrics {
   /** For context: what the load generator (this process) and the fake upstream spent per response. */
   loadgenCpuUsPerReq: number;
   upstreamCpuUsPerReq: number;
+  /** Cores kept busy by processes outside the bench during the run (the machine is shared). */
+  otherLoadCores: number;
 }
 
 export interface BurstMetrics {
@@ -66,6 +68,13 @@ export async function laneCalls(upstream: RunningServer): Promise<Record<string,
   const res = await request(upstream.url + '/__stats');
   const body = (await res.body.json()) as { calls: Record<string, number> };
   return body.calls;
+}
+
+/** CPU seconds of every process of the bench: the servers, the fake upstream and this runner. */
+function oursSeconds(h: Harness): number {
+  let sum = processCpuSeconds();
+  for (const s of h.servers.values()) sum += cpuSeconds(s.pid);
+  return sum;
 }
 
 function processCpuSeconds(): number {
@@ -127,6 +136,8 @@ export async function measureLoad(
   const cpu0 = cpuSeconds(server.pid);
   const up0 = cpuSeconds(h.upstream.pid);
   const gen0 = processCpuSeconds();
+  const ours0 = oursSeconds(h);
+  const machine0 = machineBusySeconds();
   const load = await runLoad({
     url: server.url,
     path: pathFor(s, tag),
@@ -137,6 +148,8 @@ export async function measureLoad(
   const cpu1 = cpuSeconds(server.pid);
   const up1 = cpuSeconds(h.upstream.pid);
   const gen1 = processCpuSeconds();
+  const ours1 = oursSeconds(h);
+  const machine1 = machineBusySeconds();
   const sampled = sampler.stop();
   const peak = resetOk ? Math.max(peakRssBytes(server.pid), sampled) : sampled;
   const lanesAfter = await laneCalls(h.upstream);
@@ -161,6 +174,7 @@ export async function measureLoad(
     unexpected: load.requests - expected,
     loadgenCpuUsPerReq: round1(((gen1 - gen0) * 1e6) / n),
     upstreamCpuUsPerReq: round1(((up1 - up0) * 1e6) / n),
+    otherLoadCores: round1(Math.max(0, machine1 - machine0 - (ours1 - ours0)) / load.wallS),
   };
 }
 

@@ -24,6 +24,17 @@ export function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / CLK_TCK;
 }
 
+/**
+ * CPU seconds the whole machine has been busy (all CPUs: user, nice, system, irq, softirq, steal), from the
+ * first line of /proc/stat. Minus what the bench's own processes used, it tells how busy others kept the cores.
+ */
+export function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal
+  return (f[0] + f[1] + f[2] + f[5] + f[6] + (f[7] ?? 0)) / CLK_TCK;
+}
+
 function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) : 0;

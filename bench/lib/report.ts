@@ -10,6 +10,13 @@ export interface Medians {
   peakRssMB: number;
   upstreamCallsPerReq: number;
   loadgenCpuUsPerReq: number;
+  /** Cores busy with other work during the runs (median): how shared the machine was. */
+  otherLoadCores: number;
+  /**
+   * The least CPU per request of all rounds. Interference only adds CPU time, so on a shared machine this is
+   * the closest to the path's own cost; the targets still use medians.
+   */
+  bestCpuUsPerReq: number;
 }
 
 export interface Ratios {
@@ -136,6 +143,8 @@ export function summarise(
         peakRssMB: r1(Math.max(0, ...list.map((r) => r.peakRssMB))),
         upstreamCallsPerReq: Math.round(median(list.map((r) => r.upstreamCallsPerReq)) * 1000) / 1000,
         loadgenCpuUsPerReq: r1(median(list.map((r) => r.loadgenCpuUsPerReq))),
+        otherLoadCores: r1(median(list.map((r) => r.otherLoadCores))),
+        bestCpuUsPerReq: list.length ? Math.min(...list.map((r) => r.cpuUsPerReq)) : NaN,
       },
       problems,
     };

@@ -3,6 +3,7 @@ import {
   BURST_HEADER,
   burstRows,
   markdownTable,
+  median,
   SCENARIO_HEADER,
   scenarioRows,
   TARGET_HEADER,
@@ -30,12 +31,18 @@ export interface SummaryInput {
 /** The measured part of the README's Performance section (also written as results/summary.md). */
 export function summaryMarkdown(x: SummaryInput): string {
   const m = x.machine;
+  const others = x.scenarios.flatMap((s) => s.runs.map((r) => r.otherLoadCores));
+  const shared = others.length
+    ? ` Other processes on the machine kept a median of ${median(others).toFixed(1)} of its ${m.cpuCount} ` +
+      `cores busy during the measured runs (up to ${Math.max(...others).toFixed(1)}).`
+    : '';
   const lines = [
     `Measured ${x.startedAt.slice(0, 16).replace('T', ' ')} UTC at commit \`${x.commit}\` on ${m.cpuModel} ` +
       `(${m.cpuId ? `${m.cpuId}, ` : ''}${m.cpuCount} vCPUs${m.cpuMHz ? `, ${m.cpuMHz} MHz` : ''}), Linux ${m.kernel}, Node ${m.node}; ` +
       `load average at start ${m.loadAverageAtStart.join(' / ')}. ${x.rounds} interleaved rounds × ${x.durationS} s ` +
       `per scenario, ${x.connections} connections, medians; ratios are to the ceiling of the same body size in the ` +
-      'same round.',
+      'same round.' +
+      shared,
     '',
     markdownTable(SCENARIO_HEADER, scenarioRows(x.scenarios)),
     '',
