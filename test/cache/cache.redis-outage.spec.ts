@@ -89,7 +89,8 @@ describeRedis('response cache when its Redis goes away or stalls', () => {
         const res = await get(path);
         expect(res.status).toBe(200);
         expect(res.headers['x-cache']).toBe('MISS');
-        expect(Date.now() - started).toBeLessThan(3_000);
+        // Bounded by the cache's Redis timeouts, not by the stalled server (a hang would never end).
+        expect(Date.now() - started).toBeLessThan(8_000);
       }
       expect(fake.calls('/dictionary/units')).toBe(4);
     } finally {
