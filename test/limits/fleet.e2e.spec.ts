@@ -179,7 +179,17 @@ describeRedis('a fleet of 3 gateways sharing Redis', ({ prefix, url }) => {
 
     // Zero calls reached the vendor while it was refusing.
     const during = fake.requests.filter((r) => r.at > t429 && r.at < blockedUntil);
-    expect(during).toHaveLength(0);
+    // On failure, say when those calls came and what the gateways logged about Redis and cooldowns.
+    const diagnostics = {
+      calls: during.map((r) => r.at - t429),
+      logs: fleet.flatMap((g) =>
+        g
+          .output()
+          .split('\n')
+          .filter((l) => /Redis|cooling|budget/.test(l)),
+      ),
+    };
+    expect({ ...diagnostics, calls: diagnostics.calls.length }).toEqual({ ...diagnostics, calls: 0 });
 
     // Every client heard 429 with a Retry-After that neither sends it back too early nor much too late
     // (or, once a cache stage exists, a stale 200).

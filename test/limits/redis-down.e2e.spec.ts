@@ -61,9 +61,8 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
   });
 
   it('consumer quota: shared while Redis answers; fails open (requests pass) and is counted when it does not', async () => {
-    expect((await Promise.all([1, 2, 3].map(() => as(app.key)))).map((r) => r.status)).toEqual([
-      200, 200, 200,
-    ]);
+    const first = await Promise.all([1, 2, 3].map(() => as(app.key)));
+    expect(first.map((r) => (r.status === 200 ? 200 : r.text))).toEqual([200, 200, 200]);
     expect((await as(app.key)).status).toBe(429);
     const before = await counter(gw, 'throttler');
     await proxy.cut();
