@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { AdminModule } from './admin/admin.module.js';
 import { BatchModule } from './batch/batch.module.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from './config/atrium-config.js';
 import { ConsoleModule } from './console/console.module.js';
@@ -8,6 +9,7 @@ import { CoreModule } from './core/core.module.js';
 import { CorsModule } from './core/cors/cors.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { MacroModule } from './upstreams/macro/macro.module.js';
@@ -32,10 +34,12 @@ export class AppModule {
         CoreModule.forRoot(options.consumers),
         CorsModule,
         MetricsModule,
+        UpstreamLimitsModule,
         ProxyModule,
         HealthModule,
         RedisModule,
         MacroModule,
+        AdminModule,
         BatchModule,
         ConsoleModule,
       ],
