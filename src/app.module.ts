@@ -7,6 +7,9 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { CompanyModule } from './upstreams/company/company.module.js';
+import { DealsModule } from './upstreams/deals/deals.module.js';
+import { DocumentsModule } from './upstreams/documents/documents.module.js';
 import { MacroModule } from './upstreams/macro/macro.module.js';
 
 export interface AppOptions {
@@ -32,6 +35,9 @@ export class AppModule {
         HealthModule,
         RedisModule,
         MacroModule,
+        CompanyModule,
+        DocumentsModule,
+        DealsModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
       exports: [ATRIUM_CONFIG],
