@@ -15,6 +15,7 @@ const swc = [
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
+  testMatch: ['**/*.spec.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|file-type|content-disposition|cookie)/)'],
