@@ -169,6 +169,16 @@ describe('documents: the login step', () => {
       expect(calls.length).toBeLessThanOrEqual(20);
     });
 
+    it('a file request with an expired session re-logs in once and streams the file', async () => {
+      const key = documents().find((d) => d.files.length > 0)!.files[0].key;
+      fake.expireSessions();
+      const res = await http(`${gw.url}/documents/Search/getFile/?key=${key}`, { headers: bearer() });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-disposition']).toContain(key);
+      expect(loginCalls(fake)).toBe(1);
+      expect(fake.calls('/Search/getFile/')).toBe(2);
+    });
+
     describe('EMIS errors with HTTP 200 become envelopes with a real status', () => {
       it.each([
         ['/documents/Search/getFile/', 400, 'UPSTREAM_BAD_REQUEST', 3002],

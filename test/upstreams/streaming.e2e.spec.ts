@@ -50,7 +50,7 @@ async function download(url: string, key: string, measure = true) {
       if (r.done) break;
       bytes += r.value.length;
     }
-    if (!measure) continue;
+    if (!measure || stop === Infinity) continue;
     await pause(100);
     peak = Math.max(peak, liveBytes());
   }

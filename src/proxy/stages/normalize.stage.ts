@@ -139,7 +139,18 @@ export function normalizeStage(opts: NormalizeOptions): Stage {
       if (res.body instanceof Readable) {
         // A file route that answered JSON/XML may be a vendor error on HTTP 200 (EMIS): look at its head.
         if (!opts.mapper.isErrorBody || !contentType || !STRUCTURED.test(contentType)) return res;
-        const head = await peek(res.body, FILE_PEEK_BYTES);
+        let head: Awaited<ReturnType<typeof peek>>;
+        try {
+          head = await peek(res.body, FILE_PEEK_BYTES);
+        } catch (cause) {
+          throw new GatewayError('UPSTREAM_ERROR', {
+            upstream: opts.upstream,
+            upstreamStatus: status,
+            message: `${title} broke off its answer.`,
+            fromUpstream: true,
+            cause,
+          });
+        }
         if (head.whole && opts.mapper.isErrorBody(head.whole, contentType))
           throw toError(status, res, safeRead(status, head.whole, contentType));
         return { ...res, body: head.whole ?? head.stream! };
