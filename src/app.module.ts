@@ -12,6 +12,9 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { CompanyModule } from './upstreams/company/company.module.js';
+import { DealsModule } from './upstreams/deals/deals.module.js';
+import { DocumentsModule } from './upstreams/documents/documents.module.js';
 import { MacroModule } from './upstreams/macro/macro.module.js';
 
 export interface AppOptions {
@@ -39,6 +42,9 @@ export class AppModule {
         HealthModule,
         RedisModule,
         MacroModule,
+        CompanyModule,
+        DocumentsModule,
+        DealsModule,
         AdminModule,
         BatchModule,
         ConsoleModule,

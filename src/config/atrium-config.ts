@@ -117,6 +117,12 @@ class UpstreamEnv {
   @Type(() => Number) @IsInt() @Min(100) @Max(600_000) TIMEOUT_MS = 10_000;
   @Type(() => Number) @IsInt() @Min(100) @Max(60_000) CONNECT_TIMEOUT_MS = 3_000;
   @Type(() => Number) @IsInt() @Min(1) @Max(1024) CONNECTIONS = 32;
+  // The login step (documents, deals): how long a session lives, how early it is renewed, and how a
+  // failing login backs off (doubling from LOGIN_BACKOFF_MS up to LOGIN_BACKOFF_MAX_MS).
+  @Type(() => Number) @IsInt() @Min(1_000) @Max(7 * 86_400_000) SESSION_TTL_MS = 86_400_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(7 * 86_400_000) SESSION_REFRESH_MARGIN_MS = 3_600_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(3_600_000) LOGIN_BACKOFF_MS = 1_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(86_400_000) LOGIN_BACKOFF_MAX_MS = 300_000;
 
   // Rate-limit shield (src/proxy/limits). Optional ones default relative to RATE_PER_SEC (see below).
   /** How long a request may wait for an upstream token before it gets 429 UPSTREAM_RATE_LIMITED. */
@@ -181,6 +187,13 @@ export interface UpstreamConfig {
   readonly timeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly connections: number;
+  /** Login step: assumed session lifetime (the vendor's sessions last a day). */
+  readonly sessionTtlMs: number;
+  /** Login step: a session is renewed this long before it would expire. */
+  readonly sessionRefreshMarginMs: number;
+  /** Login step: first pause after a failed login; doubles per failure up to `loginBackoffMaxMs`. */
+  readonly loginBackoffMs: number;
+  readonly loginBackoffMaxMs: number;
   readonly limits: UpstreamLimitsConfig;
   /** Served by the built-in fake upstream. */
   readonly sandbox: boolean;
@@ -260,6 +273,10 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       problems.push(login ? `${prefix}TOKEN (or ${prefix}USERNAME and ${prefix}PASSWORD)` : `${prefix}TOKEN`);
     if ((u.USERNAME && !u.PASSWORD) || (!u.USERNAME && u.PASSWORD))
       problems.push(`${prefix}USERNAME and ${prefix}PASSWORD go together`);
+    if (u.SESSION_REFRESH_MARGIN_MS >= u.SESSION_TTL_MS)
+      problems.push(`${prefix}SESSION_REFRESH_MARGIN_MS (must be below ${prefix}SESSION_TTL_MS)`);
+    if (u.LOGIN_BACKOFF_MS > u.LOGIN_BACKOFF_MAX_MS)
+      problems.push(`${prefix}LOGIN_BACKOFF_MS (must not exceed ${prefix}LOGIN_BACKOFF_MAX_MS)`);
     const limits = limitsOf(u, g?.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS ?? 30);
     if (limits.aimd.minRate > limits.aimd.maxRate)
       problems.push(`${prefix}AIMD_MIN_RATE (must not exceed ${prefix}AIMD_MAX_RATE)`);
@@ -278,6 +295,10 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       timeoutMs: u.TIMEOUT_MS,
       connectTimeoutMs: u.CONNECT_TIMEOUT_MS,
       connections: u.CONNECTIONS,
+      sessionTtlMs: u.SESSION_TTL_MS,
+      sessionRefreshMarginMs: u.SESSION_REFRESH_MARGIN_MS,
+      loginBackoffMs: u.LOGIN_BACKOFF_MS,
+      loginBackoffMaxMs: u.LOGIN_BACKOFF_MAX_MS,
       limits,
       sandbox: sandboxed.includes(name),
     };
