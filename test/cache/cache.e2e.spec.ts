@@ -24,6 +24,11 @@ describe('response cache through the whole gateway (memory store)', () => {
         UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
         UPSTREAM_MACRO_TIMEOUT_MS: '8000',
         UPSTREAM_MACRO_CONNECTIONS: '8',
+        // Each test counts upstream calls itself: retries, the breaker and the budget have their own suites.
+        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
+        UPSTREAM_MACRO_BREAKER_MIN_SAMPLE: '1000',
+        UPSTREAM_MACRO_RATE_PER_SEC: '10000',
+        UPSTREAM_MACRO_BURST: '10000',
         ATRIUM_CACHE_TTL_OVERRIDES: 'dictionary=300ms',
         ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS: '0',
         ATRIUM_CACHE_STALE_IF_ERROR_MS: '2500',
