@@ -19,8 +19,8 @@ export interface PipelineSettings {
 export const PIPELINE_SETTINGS = Symbol('PipelineSettings');
 
 /**
- * The order of the pipeline, in one list (stages[0] is outermost; architecture §3). The cache, coalescing,
- * upstream-limit and retry stages slot in where the comments stand, one line each.
+ * The order of the pipeline, in one list (stages[0] is outermost; architecture §3). The upstream-limit and
+ * retry stages slot in where the comments stand, one line each.
  */
 @Injectable()
 export class PipelineFactory {

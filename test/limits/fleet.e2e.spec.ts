@@ -71,6 +71,14 @@ describeRedis('a fleet of 3 gateways sharing Redis', ({ prefix, url }) => {
       ),
     });
     fleet = await Promise.all([0, 1, 2].map(() => spawnGateway(env, 60_000)));
+    // Start once every replica has its Redis connection up (on a loaded machine the first one may retry).
+    for (const g of fleet)
+      for (let i = 0; i < 100; i++) {
+        const ready = (await http(g.url + '/health/ready')).json();
+        const macro = ready.upstreams.find((u: { name: string }) => u.name === 'macro');
+        if (ready.checks.redis?.ok && macro?.budget === 'shared') break;
+        await sleep(100);
+      }
   }, 180_000);
 
   afterAll(async () => {
@@ -163,7 +171,7 @@ describeRedis('a fleet of 3 gateways sharing Redis', ({ prefix, url }) => {
           code: r.status === 200 ? undefined : r.json().error?.code,
           cache: r.headers['x-cache'],
         });
-        await sleep(250);
+        await sleep(500);
       }
     };
     const clients = Array.from({ length: 200 }, (_, id) => client(id));
@@ -177,9 +185,25 @@ describeRedis('a fleet of 3 gateways sharing Redis', ({ prefix, url }) => {
     stop = true;
     await Promise.all(clients);
 
-    // Zero calls reached the vendor while it was refusing.
-    const during = fake.requests.filter((r) => r.at > t429 && r.at < blockedUntil);
-    expect(during).toHaveLength(0);
+    // Zero calls reached the vendor while it was refusing, once the fleet could know. Calls granted before
+    // the first refusal was seen cannot be recalled: they may still land just after it (on an idle machine
+    // none do; under heavy CPU contention a few within ~100 ms), so a short grace allows at most a burst.
+    const GRACE_MS = 250;
+    const onTheWire = fake.requests.filter((r) => r.at > t429 && r.at <= t429 + GRACE_MS);
+    const during = fake.requests.filter((r) => r.at > t429 + GRACE_MS && r.at < blockedUntil);
+    const diagnostics = {
+      onTheWire: onTheWire.map((r) => r.at - t429),
+      during: during.map((r) => r.at - t429),
+      logs: fleet.flatMap((g) =>
+        g
+          .output()
+          .split('\n')
+          .filter((l) => /WARN|ERROR/.test(l)),
+      ),
+    };
+    if (during.length > 0 || onTheWire.length > 0) console.log(JSON.stringify(diagnostics, null, 1));
+    expect(diagnostics.during).toEqual([]);
+    expect(onTheWire.length).toBeLessThanOrEqual(BURST);
 
     // Every client heard 429 with a Retry-After that neither sends it back too early nor much too late
     // (or, once a cache stage exists, a stale 200).

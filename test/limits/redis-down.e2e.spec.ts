@@ -45,7 +45,7 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
         UPSTREAM_MACRO_RATE_PER_SEC: '20',
         UPSTREAM_MACRO_BURST: '20',
         UPSTREAM_MACRO_LOCAL_SHARE: '0.25',
-        UPSTREAM_MACRO_MAX_WAIT_MS: '50',
+        UPSTREAM_MACRO_MAX_WAIT_MS: '1000',
         UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
         REDIS_URL: proxy.url,
         ATRIUM_REDIS_PREFIX: prefix,
@@ -61,9 +61,8 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
   });
 
   it('consumer quota: shared while Redis answers; fails open (requests pass) and is counted when it does not', async () => {
-    expect((await Promise.all([1, 2, 3].map(() => as(app.key)))).map((r) => r.status)).toEqual([
-      200, 200, 200,
-    ]);
+    const first = await Promise.all([1, 2, 3].map(() => as(app.key)));
+    expect(first.map((r) => (r.status === 200 ? 200 : r.text))).toEqual([200, 200, 200]);
     expect((await as(app.key)).status).toBe(429);
     const before = await counter(gw, 'throttler');
     await proxy.cut();
@@ -82,15 +81,18 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
     const before = await counter(gw, 'limits');
     const started = Date.now();
     const statuses: number[] = [];
-    // Drive hard for 2 s with a bucket of 20/s, burst 20: a quarter of it is 5/s, burst 5.
+    // Drive hard for 2 s with a budget of 20/s, burst 20: a quarter of it is 5/s, burst 5.
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (Date.now() - started < 2000) statuses.push((await as(bulk.key)).status);
       }),
     );
     const calls = fake.requests.length;
+    // A bucket of 5/s and burst 5 over the time the calls actually spanned (a loaded machine stretches it).
+    const spanSeconds = (fake.requests[calls - 1].at - started) / 1000;
     expect(calls).toBeGreaterThanOrEqual(5);
-    expect(calls).toBeLessThanOrEqual(5 + 5 * 2 + 1);
+    expect(calls).toBeLessThanOrEqual(5 + Math.ceil(5 * spanSeconds) + 1);
+    expect(calls).toBeLessThan(20 + 20 * spanSeconds); // far below the whole budget
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     expect(await counter(gw, 'limits')).toBeGreaterThan(before);
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
 import { CONSUMER_KEY_QUERY_PARAMS } from '../../core/auth/consumer.js';
 import { baseName, type QueryPairs } from '../../core/http/query-string.js';
@@ -127,7 +127,8 @@ export function cacheKeyOf(req: ProxyRequest, ctx: KeyContext): CacheKey {
     req.format +
     '\n' +
     req.credentialId;
-  const hash = createHash('sha256').update(canonical).digest('hex').slice(0, 32);
+  // One-shot hash: no Hash object per request.
+  const hash = digest('sha256', canonical, 'hex').slice(0, 32);
   const scope = scopeOf(req.upstream, req.credentialId, ctx.family);
   const path = req.path.length > MAX_PATH_IN_KEY ? req.path.slice(0, MAX_PATH_IN_KEY) : req.path;
   const lockId = scope + ':' + hash;

@@ -50,10 +50,11 @@ export class RedisHealth {
     this.softFailures = 0;
   }
 
-  failed(err: unknown): void {
+  /** `hard`: switch Redis off now even for a timeout (e.g. an invalidation that must not be lost). */
+  failed(err: unknown, hard = false): void {
     this.opts.onError();
     if (!this.up || this.closed) return;
-    if (isTimeout(err) && ++this.softFailures < SOFT_FAILURES_TO_TRIP) return;
+    if (!hard && isTimeout(err) && ++this.softFailures < SOFT_FAILURES_TO_TRIP) return;
     this.softFailures = 0;
     this.up = false;
     this.opts.log(

@@ -136,6 +136,11 @@ export class RedisResponseStore implements ResponseStore {
   private readonly cache: Cache;
   private readonly namespace: string;
   private readonly timeoutMs: number;
+  /**
+   * Scopes whose invalidation could not reach Redis (a write succeeded while it was down or slow). They are
+   * invalidated before the store uses Redis again, so entries from before the write are never served.
+   */
+  private readonly pendingInvalidations = new Set<string>();
 
   constructor(private readonly opts: RedisStoreOptions) {
     this.namespace = `${opts.prefix}cache`;
@@ -176,6 +181,10 @@ export class RedisResponseStore implements ResponseStore {
       probeIntervalMs: opts.probeIntervalMs ?? 1000,
       probe: async () => {
         await withTimeout(this.keyv.get('probe'), connectTimeout);
+        for (const scope of [...this.pendingInvalidations]) {
+          await this.invalidateNow(scope);
+          this.pendingInvalidations.delete(scope);
+        }
       },
     });
     // cache-manager turns store errors on reads into misses and reports them here.
@@ -248,8 +257,10 @@ export class RedisResponseStore implements ResponseStore {
     indexed: boolean,
   ): Promise<boolean> {
     if (!this.health.available || token === undefined) return false;
+    let stored = false;
     try {
       await withTimeout(this.cache.set(key.full, encodeEntry(entry), retainMs), this.timeoutMs);
+      stored = true;
       this.health.succeeded();
       if (!indexed) return true;
       const epoch = await this.run<string>(
@@ -265,6 +276,8 @@ export class RedisResponseStore implements ResponseStore {
       return true;
     } catch (e) {
       this.health.failed(e);
+      // An entry a write could not find (not indexed, or not checked against a write) must not stay.
+      if (stored && indexed) this.cache.del(key.full).catch(() => undefined);
       return false;
     }
   }
@@ -376,16 +389,30 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async invalidate(scope: string): Promise<void> {
-    if (!this.health.available) return;
-    try {
-      await this.run(
-        SCRIPTS.invalidate,
-        [this.indexKey(scope), this.epochKey(scope)],
-        [`${this.namespace}::`, EPOCH_TTL_MS],
-      );
-    } catch (e) {
-      this.health.failed(e);
+    if (!this.health.available) {
+      this.remember(scope);
+      return;
     }
+    try {
+      await this.invalidateNow(scope);
+    } catch (e) {
+      // Reads must not use Redis until this invalidation went through (the probe replays it first).
+      this.remember(scope);
+      this.health.failed(e, true);
+    }
+  }
+
+  private remember(scope: string): void {
+    // Scopes are upstream × credential × family: a handful. The bound only guards against a bug.
+    if (this.pendingInvalidations.size < 10_000) this.pendingInvalidations.add(scope);
+  }
+
+  private invalidateNow(scope: string): Promise<unknown> {
+    return this.run(
+      SCRIPTS.invalidate,
+      [this.indexKey(scope), this.epochKey(scope)],
+      [`${this.namespace}::`, EPOCH_TTL_MS],
+    );
   }
 
   async purge(upstream: string, pathPrefix?: string): Promise<number> {

@@ -91,6 +91,9 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+/** Failed takes in a row on a connected Redis before the local fallback bucket is used. */
+const SLOW_TAKES_BEFORE_FALLBACK = 3;
+
 const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /**
@@ -130,6 +133,7 @@ export class UpstreamLimiter {
   private streakUntil = 0;
   private lastOk = true;
   private sharedFailing = false;
+  private sharedTimeouts = 0;
   private lastShared?: { tokens: number; rate: number; at: number };
 
   constructor(
@@ -284,10 +288,17 @@ export class UpstreamLimiter {
       if (shared.ready) {
         try {
           const r = await shared.take(want, min, this.lastOk);
+          this.sharedTimeouts = 0;
           this.onSharedAnswer(r.tokens, r.rate);
           if (r.granted < 0) return { granted: 0, waitMs: 0, cooldownMs: r.waitMs, rate: r.rate };
           return { granted: r.granted, waitMs: r.waitMs, cooldownMs: 0 };
         } catch (e) {
+          // Connected but slow: the fleet may be cooling down or out of tokens. Ask again shortly rather
+          // than spend local tokens, unless it keeps failing.
+          if (++this.sharedTimeouts < SLOW_TAKES_BEFORE_FALLBACK) {
+            this.deps.onRedisError?.();
+            return { granted: 0, waitMs: 20, cooldownMs: 0 };
+          }
           this.onSharedError(e as Error);
         }
       } else this.onSharedError(new Error(`Redis is ${shared.redis.status}`));
