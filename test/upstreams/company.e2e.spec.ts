@@ -9,6 +9,7 @@ import {
 import { COMPANY_ROUTES } from '../../src/upstreams/company/company.routes.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { oneCallPerRequest } from './isolation.js';
 
 const UPSTREAM_TOKEN = 'sbx_company_upstream_key_2e7f9b';
 
@@ -22,7 +23,11 @@ describe('company interface end to end', () => {
   beforeAll(async () => {
     await fake.start();
     gw = await startGateway({
-      env: { UPSTREAM_COMPANY_BASE_URL: fake.url, UPSTREAM_COMPANY_TOKEN: UPSTREAM_TOKEN },
+      env: {
+        UPSTREAM_COMPANY_BASE_URL: fake.url,
+        UPSTREAM_COMPANY_TOKEN: UPSTREAM_TOKEN,
+        ...oneCallPerRequest('COMPANY'),
+      },
       consumers: [reader.consumer, writer.consumer, outsider.consumer],
     });
   });
@@ -231,14 +236,19 @@ describe('company interface end to end', () => {
     });
 
     it('an upstream 429 → 429 UPSTREAM_RATE_LIMITED with Retry-After', async () => {
-      fake.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 7 } });
+      fake.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 1 } });
       const res = await get('/company/dictionary/periods');
       expect(res.status).toBe(429);
-      expect(res.headers['retry-after']).toBe('7');
+      expect(res.headers['retry-after']).toBe('1');
       expect(res.json().error).toMatchObject({
         code: 'UPSTREAM_RATE_LIMITED',
         upstreamCode: 'RATE_LIMIT_EXCEEDED',
       });
+      // The fleet cooldown that follows answers without calling the vendor; wait it out for the next tests.
+      expect((await get('/company/dictionary/regions')).status).toBe(429);
+      expect(fake.calls()).toBe(1);
+      fake.behave({ rateLimit: undefined });
+      await new Promise((r) => setTimeout(r, 1_200));
     });
 
     it('our token rejected, echoed in the message → 502 without the token', async () => {

@@ -2,6 +2,7 @@ import { FakeDealsUpstream } from '../../src/sandbox/fake-deals.upstream.js';
 import { deals } from '../../src/sandbox/sandbox-data.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { oneCallPerRequest } from './isolation.js';
 
 const UPSTREAM_TOKEN = 'sbx_dw_portal_key_8a41c0d3';
 const USERNAME = 'sbx_user_dw';
@@ -18,7 +19,11 @@ describe('deal interface end to end', () => {
   beforeAll(async () => {
     await fake.start();
     gw = await startGateway({
-      env: { UPSTREAM_DEALS_BASE_URL: fake.url, UPSTREAM_DEALS_TOKEN: UPSTREAM_TOKEN },
+      env: {
+        UPSTREAM_DEALS_BASE_URL: fake.url,
+        UPSTREAM_DEALS_TOKEN: UPSTREAM_TOKEN,
+        ...oneCallPerRequest('DEALS'),
+      },
       consumers: [reader.consumer, outsider.consumer],
     });
   });
@@ -108,11 +113,18 @@ describe('deal interface end to end', () => {
     });
 
     it('an upstream 429 keeps Retry-After and an integer code', async () => {
-      fake.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 5 } });
+      fake.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 1 } });
       const res = await get('/deals/SearchDeal/getDeals/');
       expect(res.status).toBe(429);
-      expect(res.headers['retry-after']).toBe('5');
+      expect(res.headers['retry-after']).toBe('1');
       expect(res.json().errors).toEqual([{ code: 4029, detail: res.json().error.message }]);
+      // The fleet cooldown answers by itself, still with an integer code; wait it out for the next tests.
+      const cooling = await get('/deals/SearchAdvisors/getListAdvisors/');
+      expect(cooling.status).toBe(429);
+      expect(cooling.json().errors[0].code).toBe(429);
+      expect(fake.calls()).toBe(1);
+      fake.behave({ rateLimit: undefined });
+      await new Promise((r) => setTimeout(r, 1_200));
     });
   });
 
@@ -137,6 +149,7 @@ describe('deal interface end to end', () => {
         UPSTREAM_DEALS_BASE_URL: fake.url,
         UPSTREAM_DEALS_USERNAME: USERNAME,
         UPSTREAM_DEALS_PASSWORD: PASSWORD,
+        ...oneCallPerRequest('DEALS'),
       },
       consumers: [reader.consumer],
     });
