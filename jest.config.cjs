@@ -18,7 +18,8 @@ module.exports = {
   testMatch: ['**/*.spec.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|file-type|content-disposition|cookie)/)'],
+  // ESM-only packages are transformed wherever npm puts them (light-my-request nests its own `cookie`).
+  transformIgnorePatterns: ['^(?!.*/node_modules/(@nestjs|file-type|content-disposition|cookie)/).*/node_modules/'],
   setupFiles: ['reflect-metadata'],
   testTimeout: 30000,
   // Suites start servers and child processes; two workers match the two cores.

@@ -1,6 +1,17 @@
 import 'reflect-metadata';
 import { plainToInstance, Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, validateSync } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
 
 /** The upstream interfaces Atrium fronts; each has an `UPSTREAM_<NAME>_*` config namespace. */
 export const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -85,6 +96,12 @@ class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_CACHE_REDIS_TIMEOUT_MS = 250;
   /** Operator key of the admin API (secret; no default: the admin API is off without it). */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_ADMIN_TOKEN?: string;
+  // Front end and operators (batch, CORS, console).
+  @Type(() => Number) @IsInt() @Min(1) @Max(100) ATRIUM_BATCH_MAX_ITEMS = 20;
+  @Type(() => Number) @IsInt() @Min(100) @Max(120_000) ATRIUM_BATCH_TIMEOUT_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(86_400) ATRIUM_CORS_MAX_AGE_SECONDS = 600;
+  /** Secret: no default. Unset → the operator console is off. */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
 }
 
 /** One upstream's settings, read from `UPSTREAM_<NAME>_<FIELD>`. */
@@ -100,6 +117,62 @@ class UpstreamEnv {
   @Type(() => Number) @IsInt() @Min(100) @Max(600_000) TIMEOUT_MS = 10_000;
   @Type(() => Number) @IsInt() @Min(100) @Max(60_000) CONNECT_TIMEOUT_MS = 3_000;
   @Type(() => Number) @IsInt() @Min(1) @Max(1024) CONNECTIONS = 32;
+  // The login step (documents, deals): how long a session lives, how early it is renewed, and how a
+  // failing login backs off (doubling from LOGIN_BACKOFF_MS up to LOGIN_BACKOFF_MAX_MS).
+  @Type(() => Number) @IsInt() @Min(1_000) @Max(7 * 86_400_000) SESSION_TTL_MS = 86_400_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(7 * 86_400_000) SESSION_REFRESH_MARGIN_MS = 3_600_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(3_600_000) LOGIN_BACKOFF_MS = 1_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(86_400_000) LOGIN_BACKOFF_MAX_MS = 300_000;
+
+  // Rate-limit shield (src/proxy/limits). Optional ones default relative to RATE_PER_SEC (see below).
+  /** How long a request may wait for an upstream token before it gets 429 UPSTREAM_RATE_LIMITED. */
+  @Type(() => Number) @IsInt() @Min(0) @Max(60_000) MAX_WAIT_MS = 1_000;
+  /** Fraction of the budget one replica may spend on its own while Redis is configured but down. */
+  @Type(() => Number) @IsNumber() @Min(0.01) @Max(1) LOCAL_SHARE = 0.25;
+  @IsIn(['on', 'off']) AIMD = 'on';
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.01) @Max(100_000) AIMD_MIN_RATE?: number;
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.01) @Max(100_000) AIMD_MAX_RATE?: number;
+  @Type(() => Number) @IsNumber() @Min(0.05) @Max(0.95) AIMD_DECREASE = 0.5;
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.001) @Max(100_000) AIMD_INCREASE_PER_SEC?: number;
+  @Type(() => Number) @IsNumber() @Min(0.05) @Max(1) BREAKER_FAILURE_RATIO = 0.5;
+  @Type(() => Number) @IsInt() @Min(1) @Max(10_000) BREAKER_MIN_SAMPLE = 10;
+  @Type(() => Number) @IsInt() @Min(1_000) @Max(600_000) BREAKER_WINDOW_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(100) @Max(600_000) BREAKER_OPEN_MS = 5_000;
+  /** Attempts per idempotent GET, the first included (1 = no retries). */
+  @Type(() => Number) @IsInt() @Min(1) @Max(10) RETRY_ATTEMPTS = 3;
+  @Type(() => Number) @IsInt() @Min(1) @Max(60_000) RETRY_BASE_MS = 100;
+  @Type(() => Number) @IsInt() @Min(1) @Max(600_000) RETRY_MAX_BACKOFF_MS = 2_000;
+  @Type(() => Number) @IsNumber() @Min(0) @Max(1) RETRY_BUDGET_RATIO = 0.2;
+  /** Cooldown after an upstream 429 without a usable reset header (default ATRIUM_DEFAULT_RETRY_AFTER_SECONDS). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600) COOLDOWN_DEFAULT_SECONDS?: number;
+  /** Upper bound of that default as it doubles on repeated header-less 429s. */
+  @Type(() => Number) @IsInt() @Min(1) @Max(86_400) COOLDOWN_MAX_SECONDS = 600;
+}
+
+/** The rate-limit shield's settings for one upstream (all derived defaults already applied). */
+export interface UpstreamLimitsConfig {
+  readonly maxWaitMs: number;
+  readonly localShare: number;
+  readonly aimd: {
+    readonly enabled: boolean;
+    readonly minRate: number;
+    readonly maxRate: number;
+    readonly decrease: number;
+    readonly increasePerSec: number;
+  };
+  readonly breaker: {
+    readonly failureRatio: number;
+    readonly minSample: number;
+    readonly windowMs: number;
+    readonly openMs: number;
+  };
+  readonly retry: {
+    readonly attempts: number;
+    readonly baseMs: number;
+    readonly maxBackoffMs: number;
+    readonly budgetRatio: number;
+  };
+  readonly cooldown: { readonly defaultSeconds: number; readonly maxSeconds: number };
 }
 
 export interface UpstreamConfig {
@@ -114,6 +187,14 @@ export interface UpstreamConfig {
   readonly timeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly connections: number;
+  /** Login step: assumed session lifetime (the vendor's sessions last a day). */
+  readonly sessionTtlMs: number;
+  /** Login step: a session is renewed this long before it would expire. */
+  readonly sessionRefreshMarginMs: number;
+  /** Login step: first pause after a failed login; doubles per failure up to `loginBackoffMaxMs`. */
+  readonly loginBackoffMs: number;
+  readonly loginBackoffMaxMs: number;
+  readonly limits: UpstreamLimitsConfig;
   /** Served by the built-in fake upstream. */
   readonly sandbox: boolean;
 }
@@ -133,6 +214,12 @@ export interface AtriumConfig {
   readonly cache: CacheConfig;
   /** Operator key of the admin API; undefined → the admin API answers 403. */
   readonly adminToken?: string;
+  /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
+  readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
+  /** How long browsers may cache a CORS preflight answer. */
+  readonly corsMaxAgeSeconds: number;
+  /** The operator console's key; undefined → the console is off. */
+  readonly operatorToken?: string;
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
 }
 
@@ -186,6 +273,17 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       problems.push(login ? `${prefix}TOKEN (or ${prefix}USERNAME and ${prefix}PASSWORD)` : `${prefix}TOKEN`);
     if ((u.USERNAME && !u.PASSWORD) || (!u.USERNAME && u.PASSWORD))
       problems.push(`${prefix}USERNAME and ${prefix}PASSWORD go together`);
+    if (u.SESSION_REFRESH_MARGIN_MS >= u.SESSION_TTL_MS)
+      problems.push(`${prefix}SESSION_REFRESH_MARGIN_MS (must be below ${prefix}SESSION_TTL_MS)`);
+    if (u.LOGIN_BACKOFF_MS > u.LOGIN_BACKOFF_MAX_MS)
+      problems.push(`${prefix}LOGIN_BACKOFF_MS (must not exceed ${prefix}LOGIN_BACKOFF_MAX_MS)`);
+    const limits = limitsOf(u, g?.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS ?? 30);
+    if (limits.aimd.minRate > limits.aimd.maxRate)
+      problems.push(`${prefix}AIMD_MIN_RATE (must not exceed ${prefix}AIMD_MAX_RATE)`);
+    if (limits.cooldown.defaultSeconds > limits.cooldown.maxSeconds)
+      problems.push(`${prefix}COOLDOWN_DEFAULT_SECONDS (must not exceed ${prefix}COOLDOWN_MAX_SECONDS)`);
+    if (limits.retry.baseMs > limits.retry.maxBackoffMs)
+      problems.push(`${prefix}RETRY_BASE_MS (must not exceed ${prefix}RETRY_MAX_BACKOFF_MS)`);
     upstreams[name] = {
       name,
       baseUrl: u.BASE_URL.replace(/\/+$/, ''),
@@ -197,6 +295,11 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       timeoutMs: u.TIMEOUT_MS,
       connectTimeoutMs: u.CONNECT_TIMEOUT_MS,
       connections: u.CONNECTIONS,
+      sessionTtlMs: u.SESSION_TTL_MS,
+      sessionRefreshMarginMs: u.SESSION_REFRESH_MARGIN_MS,
+      loginBackoffMs: u.LOGIN_BACKOFF_MS,
+      loginBackoffMaxMs: u.LOGIN_BACKOFF_MAX_MS,
+      limits,
       sandbox: sandboxed.includes(name),
     };
   }
@@ -227,7 +330,46 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       redisTimeoutMs: g.ATRIUM_CACHE_REDIS_TIMEOUT_MS,
     },
     adminToken: g.ATRIUM_ADMIN_TOKEN,
+    batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
+    corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
+    operatorToken: g.ATRIUM_OPERATOR_TOKEN,
     upstreams,
+  };
+}
+
+/** Derived defaults: the learned rate moves between a tenth of the configured rate and the configured rate. */
+function limitsOf(u: UpstreamEnv, defaultRetryAfterSeconds: number): UpstreamLimitsConfig {
+  const maxRate = u.AIMD_MAX_RATE ?? u.RATE_PER_SEC;
+  return {
+    maxWaitMs: u.MAX_WAIT_MS,
+    localShare: u.LOCAL_SHARE,
+    aimd: {
+      enabled: u.AIMD === 'on',
+      minRate: u.AIMD_MIN_RATE ?? Math.min(maxRate, Math.max(0.01, u.RATE_PER_SEC / 10)),
+      maxRate,
+      decrease: u.AIMD_DECREASE,
+      increasePerSec: u.AIMD_INCREASE_PER_SEC ?? Math.max(0.01, u.RATE_PER_SEC / 20),
+    },
+    breaker: {
+      failureRatio: u.BREAKER_FAILURE_RATIO,
+      minSample: u.BREAKER_MIN_SAMPLE,
+      windowMs: u.BREAKER_WINDOW_MS,
+      openMs: u.BREAKER_OPEN_MS,
+    },
+    retry: {
+      attempts: u.RETRY_ATTEMPTS,
+      baseMs: u.RETRY_BASE_MS,
+      maxBackoffMs: u.RETRY_MAX_BACKOFF_MS,
+      budgetRatio: u.RETRY_BUDGET_RATIO,
+    },
+    cooldown: {
+      defaultSeconds: u.COOLDOWN_DEFAULT_SECONDS ?? defaultRetryAfterSeconds,
+      // An explicit per-upstream default is checked against the cap; the gateway-wide one widens it.
+      maxSeconds:
+        u.COOLDOWN_DEFAULT_SECONDS === undefined
+          ? Math.max(u.COOLDOWN_MAX_SECONDS, defaultRetryAfterSeconds)
+          : u.COOLDOWN_MAX_SECONDS,
+    },
   };
 }
 

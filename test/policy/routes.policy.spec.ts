@@ -1,3 +1,6 @@
+import { COMPANY_ROUTES } from '../../src/upstreams/company/company.routes.js';
+import { DEALS_ROUTES } from '../../src/upstreams/deals/deals.routes.js';
+import { DOCUMENTS_ROUTES } from '../../src/upstreams/documents/documents.routes.js';
 import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 import { WRITE_METHODS, type RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { specOperations } from '../helpers/spec-operations.js';
@@ -5,6 +8,9 @@ import { specOperations } from '../helpers/spec-operations.js';
 /** Route tables under test; the other interfaces join this list as they are routed. */
 const TABLES: Record<string, readonly RouteDefinition[]> = {
   macro: MACRO_ROUTES,
+  company: COMPANY_ROUTES,
+  documents: DOCUMENTS_ROUTES,
+  deals: DEALS_ROUTES,
 };
 
 describe.each(Object.entries(TABLES))('route table %s', (upstream, routes) => {
@@ -43,5 +49,32 @@ describe.each(Object.entries(TABLES))('route table %s', (upstream, routes) => {
       (r) => r.method === 'GET' && !r.sideEffect && !r.file && !(Number(r.cacheTtlMs) > 0),
     );
     expect(missing.map((r) => r.id)).toEqual([]);
+  });
+});
+
+describe('EMIS and company specifics', () => {
+  const ALL: readonly RouteDefinition[] = [...COMPANY_ROUTES, ...DOCUMENTS_ROUTES, ...DEALS_ROUTES];
+  const byPath = (routes: readonly RouteDefinition[], path: string) => routes.find((r) => r.path === path);
+
+  it('marks the usage reports as side-effecting GETs (never cached, coalesced or retried)', () => {
+    for (const path of ['/Usage/report/', '/Usage/reportMultiple/']) {
+      const r = byPath(DOCUMENTS_ROUTES, path);
+      expect(r).toMatchObject({ method: 'GET', sideEffect: true });
+      expect(r?.cacheTtlMs).toBeUndefined();
+    }
+    const marked = ALL.filter((r) => r.sideEffect);
+    expect(marked.map((r) => r.path).sort()).toEqual(['/Usage/report/', '/Usage/reportMultiple/']);
+  });
+
+  it('marks the file answers as files', () => {
+    const files = ALL.filter((r) => r.file);
+    expect(files.map((r) => r.path).sort()).toEqual([
+      '/Search/getFile/',
+      '/companies/{id}/external_download/{class_code}',
+    ]);
+  });
+
+  it('keeps the EMIS spelling: class and method casing, trailing slash', () => {
+    for (const r of [...DOCUMENTS_ROUTES, ...DEALS_ROUTES]) expect(r.path).toMatch(/^\/[A-Z]\w+\/\w+\/$/);
   });
 });

@@ -10,8 +10,11 @@ export interface NormalizeOptions {
   /** "the macroeconomic data service" */
   readonly title: string;
   readonly mapper: UpstreamErrorMapper;
-  /** Used when a 429 carries no usable reset header. */
-  readonly defaultRetryAfterSeconds: number;
+  /**
+   * Used when a 429 carries no usable reset header. Absent → `retryAfterSeconds` stays undefined, so a
+   * later stage (the upstream limits) knows the vendor said nothing and applies its own default.
+   */
+  readonly defaultRetryAfterSeconds?: number;
 }
 
 /** Upstream status → gateway code; a vendor mapper may override (e.g. an error sent with HTTP 200). */
@@ -65,6 +68,36 @@ export function looksLikeJson(body: Buffer): boolean {
   return i < j && JSON_START.has(body[i]) && JSON_END.has(body[j]);
 }
 
+const STRUCTURED = /json|xml/i;
+const FILE_PEEK_BYTES = 65_536;
+
+/**
+ * Reads a stream up to `limit` bytes: the whole body when it ends within the limit, else a stream that
+ * replays what was read and then the rest (the source is not destroyed, nothing beyond `limit` is held).
+ */
+async function peek(source: Readable, limit: number): Promise<{ whole?: Buffer; stream?: Readable }> {
+  const it = source[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const r = await it.next();
+    if (r.done) return { whole: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size) };
+    chunks.push(r.value);
+    size += r.value.length;
+    if (size > limit) break;
+  }
+  async function* replay(): AsyncGenerator<Buffer> {
+    yield* chunks;
+    chunks.length = 0;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+  }
+  const out = Readable.from(replay(), { objectMode: false });
+  out.once('close', () => {
+    if (!source.destroyed) source.destroy();
+  });
+  return { stream: out };
+}
+
 /**
  * Turns upstream answers into either a success the client can have as-is or a typed GatewayError.
  * Raw vendor error bodies never pass through: the vendor code and a cleaned message are kept.
@@ -72,7 +105,7 @@ export function looksLikeJson(body: Buffer): boolean {
 export function normalizeStage(opts: NormalizeOptions): Stage {
   if (!opts.mapper || typeof opts.mapper.read !== 'function')
     throw new Error('normalizeStage: mapper.read required');
-  if (!(opts.defaultRetryAfterSeconds > 0))
+  if (opts.defaultRetryAfterSeconds !== undefined && !(opts.defaultRetryAfterSeconds > 0))
     throw new Error('normalizeStage: defaultRetryAfterSeconds must be > 0');
   const title = capitalise(opts.title);
 
@@ -106,7 +139,25 @@ export function normalizeStage(opts: NormalizeOptions): Stage {
     const status = res.status;
     const contentType = res.headers['content-type'];
     if (status >= 200 && status < 300) {
-      if (res.body instanceof Readable) return res;
+      if (res.body instanceof Readable) {
+        // A file route that answered JSON/XML may be a vendor error on HTTP 200 (EMIS): look at its head.
+        if (!opts.mapper.isErrorBody || !contentType || !STRUCTURED.test(contentType)) return res;
+        let head: Awaited<ReturnType<typeof peek>>;
+        try {
+          head = await peek(res.body, FILE_PEEK_BYTES);
+        } catch (cause) {
+          throw new GatewayError('UPSTREAM_ERROR', {
+            upstream: opts.upstream,
+            upstreamStatus: status,
+            message: `${title} broke off its answer.`,
+            fromUpstream: true,
+            cause,
+          });
+        }
+        if (head.whole && opts.mapper.isErrorBody(head.whole, contentType))
+          throw toError(status, res, safeRead(status, head.whole, contentType));
+        return { ...res, body: head.whole ?? head.stream! };
+      }
       const body = res.body;
       if (opts.mapper.isErrorBody?.(body, contentType))
         throw toError(status, res, safeRead(status, body, contentType));
