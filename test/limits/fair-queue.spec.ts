@@ -105,6 +105,18 @@ describe('weighted fair queue', () => {
     expect(next.filter((f) => f === 'new').length).toBe(5);
   });
 
+  it('requests that gave up waiting cost their consumer nothing', () => {
+    const q = new FairQueue<Item>();
+    // The noisy app queued 100 requests, and all but the last 5 timed out.
+    const noisy: Item[] = Array.from({ length: 100 }, () => ({ cost: 1, flow: 'noisy' }));
+    for (const it of noisy) q.push('noisy', 1, 0, it);
+    for (const it of noisy.slice(0, 95)) q.cancel(it);
+    for (let i = 0; i < 5; i++) q.push('quiet', 1, 0, { cost: 1, flow: 'quiet' });
+    const order = Array.from({ length: 10 }, (_, i) => q.shift(i)!.flow);
+    expect(order.filter((f) => f === 'noisy')).toHaveLength(5);
+    expect(order.slice(0, 4).sort()).toEqual(['noisy', 'noisy', 'quiet', 'quiet']);
+  });
+
   it('cancelled items are skipped and not counted', () => {
     const q = new FairQueue<Item>();
     const a: Item = { cost: 2, flow: 'a' };

@@ -311,7 +311,7 @@ describe('fairness while the budget is the bottleneck (single instance)', () => 
         UPSTREAM_MACRO_TOKEN: TOKEN,
         UPSTREAM_MACRO_RATE_PER_SEC: String(RATE),
         UPSTREAM_MACRO_BURST: '1',
-        UPSTREAM_MACRO_MAX_WAIT_MS: '8000',
+        UPSTREAM_MACRO_MAX_WAIT_MS: '3000',
       },
       consumers: [noisy.consumer, quiet.consumer, vip.consumer],
     });
@@ -321,14 +321,20 @@ describe('fairness while the budget is the bottleneck (single instance)', () => 
     await fake?.close();
   });
 
-  /** Closed-loop clients: `concurrency` requests always outstanding per consumer, for `ms`. */
-  async function drive(clients: Array<{ key: string; concurrency: number }>, ms: number) {
+  /**
+   * Closed-loop clients: `concurrency` requests always outstanding per consumer. Enough of them that each
+   * consumer stays backlogged at the gateway even when the test process answers slowly. Only answers in the
+   * `ms` after `warmupMs` count: at the start the noisy app's first requests simply arrive first.
+   */
+  async function drive(clients: Array<{ key: string; concurrency: number }>, warmupMs: number, ms: number) {
     const served = clients.map(() => 0);
-    const until = Date.now() + ms;
+    const from = Date.now() + warmupMs;
+    const until = from + ms;
     const loop = async (i: number) => {
       while (Date.now() < until) {
         const res = await http(gw.url + fresh(), { headers: { authorization: `Bearer ${clients[i].key}` } });
-        if (res.status === 200 && Date.now() <= until) served[i]++;
+        const now = Date.now();
+        if (res.status === 200 && now >= from && now <= until) served[i]++;
       }
     };
     await Promise.all(clients.flatMap((c, i) => Array.from({ length: c.concurrency }, () => loop(i))));
@@ -338,12 +344,13 @@ describe('fairness while the budget is the bottleneck (single instance)', () => 
   it('equal weights: the app sending 10× as much gets about the same share, not 10×', async () => {
     const [n, q] = await drive(
       [
-        { key: noisy.key, concurrency: 40 },
-        { key: quiet.key, concurrency: 4 },
+        { key: noisy.key, concurrency: 100 },
+        { key: quiet.key, concurrency: 10 },
       ],
-      5000,
+      2500,
+      4000,
     );
-    expect(n + q).toBeGreaterThan(RATE * 2);
+    expect(n + q).toBeGreaterThan(RATE * 2); // the budget was the bottleneck and was spent
     // Without fair queueing it would be about 10; a little slack for a loaded machine's round trips.
     expect(n / q).toBeGreaterThan(0.67);
     expect(n / q).toBeLessThan(1.5);
@@ -352,10 +359,11 @@ describe('fairness while the budget is the bottleneck (single instance)', () => 
   it('weights: a weight-3 app sending a tenth as much gets three times the share', async () => {
     const [n, v] = await drive(
       [
-        { key: noisy.key, concurrency: 40 },
-        { key: vip.key, concurrency: 4 },
+        { key: noisy.key, concurrency: 100 },
+        { key: vip.key, concurrency: 10 },
       ],
-      5000,
+      2500,
+      4000,
     );
     expect(v / n).toBeGreaterThan(2.2);
     expect(v / n).toBeLessThan(4);

