@@ -4,6 +4,7 @@ import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AtriumConfig } from './config/atrium-config.js';
+import { CorsPolicy } from './core/cors/cors.policy.js';
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
@@ -69,6 +70,7 @@ export const NEST_APP_OPTIONS = { bodyParser: false } as const;
 export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
   const fastify = app.getHttpAdapter().getInstance();
   const filter = app.get(GatewayExceptionFilter);
+  const cors = app.get(CorsPolicy);
 
   // Bodies are forwarded as the consumer sent them (form-urlencoded or JSON): keep the bytes, parse nothing.
   fastify.removeAllContentTypeParsers();
@@ -76,6 +78,8 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
 
   fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     void reply.header('x-request-id', req.id);
+    // CORS first: preflights are answered here (no auth, no upstream), and refusals stay readable.
+    if (!cors.onRequest(req, reply, (err) => filter.send(err, req, reply))) return;
     if (!pathIsSafe(req.url)) {
       filter.send(
         new GatewayError('VALIDATION_FAILED', {
