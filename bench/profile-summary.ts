@@ -61,7 +61,11 @@ export function summariseProfile(p: Profile, opts: SummaryOptions): string {
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const label = (n: ProfileNode) => {
     const { functionName, url, lineNumber } = n.callFrame;
-    return `${functionName || '(anonymous)'}  ${areaOf(url, functionName)}${url ? `:${lineNumber + 1}` : ''}`;
+    const file = url.split('/').pop() ?? '';
+    const where = areaOf(url, functionName).startsWith('atrium')
+      ? `${areaOf(url, functionName)}/${file}`
+      : areaOf(url, functionName);
+    return `${functionName || '(anonymous)'}  ${where}${url ? `:${lineNumber + 1}` : ''}`;
   };
   const byArea = new Map<string, number>();
   const byFn = new Map<string, number>();

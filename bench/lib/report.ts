@@ -331,11 +331,18 @@ export function evaluateTargets(scenarios: ScenarioSummary[], bursts: BurstSumma
     if (a && z) {
       const ra = a.ratioToCeiling.reqPerSec;
       const rz = z.ratioToCeiling.reqPerSec;
+      // A proxied answer crosses the kernel twice; the bare proxy shows what that alone costs at 200 KB.
+      const bSmall = s('bare-miss-2k-0ms');
+      const bBig = s('bare-miss-200k-0ms');
       out.push({
         id: `200k-${kind}`,
         target: `200 KB bodies (${kind}): req/s ratio to the ceiling no worse than at 2 KB`,
         measured: `${rz} at 200 KB vs ${ra} at 2 KB`,
         met: rz >= ra,
+        note:
+          kind === 'miss' && bSmall && bBig
+            ? `the bare proxy: ${bBig.ratioToCeiling.reqPerSec} at 200 KB vs ${bSmall.ratioToCeiling.reqPerSec} at 2 KB`
+            : undefined,
       });
     } else missing(`200k-${kind}`, `200k-${kind}`);
   }
