@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CONSUMER_KEY_HEADERS, CONSUMER_KEY_QUERY_PARAMS } from '../core/auth/consumer.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { upstreamMetricsStage } from '../metrics/upstream-metrics.stage.js';
 import { compose } from './compose.js';
 import type { Handler } from './pipeline.types.js';
 import { credentialsStage } from './stages/credentials.stage.js';
@@ -19,7 +21,10 @@ export const PIPELINE_SETTINGS = Symbol('PipelineSettings');
  */
 @Injectable()
 export class PipelineFactory {
-  constructor(private readonly redactor: SecretRedactor) {}
+  constructor(
+    private readonly redactor: SecretRedactor,
+    private readonly metrics: GatewayMetrics,
+  ) {}
 
   build(def: UpstreamDefinition, transport: Handler, settings: PipelineSettings): Handler {
     return compose(
@@ -32,8 +37,10 @@ export class PipelineFactory {
           stripQuery: CONSUMER_KEY_QUERY_PARAMS,
           stripHeaders: CONSUMER_KEY_HEADERS,
           redactor: this.redactor,
+          onScrub: this.metrics.keyEchoScrubRecorder(def.name),
         }),
         // retry
+        upstreamMetricsStage({ record: this.metrics.upstreamCallRecorder(def.name) }),
         normalizeStage({
           upstream: def.name,
           title: def.title,
