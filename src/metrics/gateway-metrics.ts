@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { FastCounter, FastHistogram, type CounterHandle, type HistogramHandle } from './fast-metrics.js';
 import { METRICS_REGISTRY } from './metrics.tokens.js';
 import { statusClass } from './status-class.js';
 import { UpstreamTimings } from './upstream-timings.js';
@@ -34,80 +35,79 @@ export type UpstreamCallRecorder = (
 ) => void;
 
 interface RequestSeries {
-  count: Counter.Internal;
-  duration: Histogram.Internal<string>;
+  count: CounterHandle;
+  duration: HistogramHandle;
 }
 
 /**
- * The gateway's own metrics (names and labels agreed across issues, see README "Metrics"). Children of
- * labelled metrics are cached per label combination, so the hot path does a Map lookup, not prom-client's
- * label validation, per observation. Every label value is bounded: upstream names, route ids, status
- * classes, cache outcomes and configured consumer ids.
+ * The gateway's own metrics (names and labels agreed across issues, see README "Metrics"). Series handles
+ * are cached per label combination, so the hot path does one Map lookup and adds numbers (fast-metrics.ts).
+ * Every label value is bounded: upstream names, route ids, status classes, cache outcomes and configured
+ * consumer ids.
  */
 @Injectable()
 export class GatewayMetrics {
-  private readonly requests: Counter<'upstream' | 'route' | 'status_class' | 'cache'>;
-  private readonly requestDuration: Histogram<'upstream' | 'route' | 'cache'>;
-  private readonly gatewayDuration: Histogram<'upstream'>;
-  private readonly upstreamRequests: Counter<'upstream' | 'route' | 'status_class'>;
-  private readonly upstreamDuration: Histogram<'upstream'>;
-  private readonly keyEchoScrubs: Counter<'upstream'>;
-  private readonly consumerRequests: Counter<'consumer' | 'upstream'>;
+  private readonly requests: FastCounter;
+  private readonly requestDuration: FastHistogram;
+  private readonly gatewayDuration: FastHistogram;
+  private readonly upstreamRequests: FastCounter;
+  private readonly upstreamDuration: FastHistogram;
+  private readonly keyEchoScrubs: FastCounter;
+  private readonly consumerRequests: FastCounter;
 
   private readonly requestSeries = new Map<string, RequestSeries>();
-  private readonly gatewaySeries = new Map<string, Histogram.Internal<string>>();
-  private readonly consumerSeries = new Map<string, Counter.Internal>();
+  private readonly gatewaySeries = new Map<string, HistogramHandle>();
+  private readonly consumerSeries = new Map<string, CounterHandle>();
 
   constructor(
     @Inject(METRICS_REGISTRY) registry: Registry,
     private readonly timings: UpstreamTimings,
   ) {
-    const registers = [registry];
-    this.requests = new Counter({
-      name: 'atrium_requests_total',
-      help: 'Requests answered by the gateway, by upstream, route id, status class and cache outcome.',
-      labelNames: ['upstream', 'route', 'status_class', 'cache'],
-      registers,
-    });
-    this.requestDuration = new Histogram({
-      name: 'atrium_request_duration_seconds',
-      help: 'Total time of a request in the gateway (upstream time included), by upstream, route id and cache outcome.',
-      labelNames: ['upstream', 'route', 'cache'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.gatewayDuration = new Histogram({
-      name: 'atrium_gateway_duration_seconds',
-      help: "The gateway's own share of a request's time: total time minus the time spent waiting on the upstream.",
-      labelNames: ['upstream'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.upstreamRequests = new Counter({
-      name: 'atrium_upstream_requests_total',
-      help: 'Calls made to an upstream (each attempt), by upstream, route id and the status class of its answer (none: no answer).',
-      labelNames: ['upstream', 'route', 'status_class'],
-      registers,
-    });
-    this.upstreamDuration = new Histogram({
-      name: 'atrium_upstream_duration_seconds',
-      help: 'Time spent waiting on an upstream per call (until its answer was read; for files, until its headers).',
-      labelNames: ['upstream'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.keyEchoScrubs = new Counter({
-      name: 'atrium_key_echo_scrubs_total',
-      help: "Echoes of the gateway's upstream key removed from upstream answers and error messages.",
-      labelNames: ['upstream'],
-      registers,
-    });
-    this.consumerRequests = new Counter({
-      name: 'atrium_consumer_requests_total',
-      help: 'Authenticated requests, by consumer id and upstream.',
-      labelNames: ['consumer', 'upstream'],
-      registers,
-    });
+    this.requests = new FastCounter(
+      'atrium_requests_total',
+      'Requests answered by the gateway, by upstream, route id, status class and cache outcome.',
+      ['upstream', 'route', 'status_class', 'cache'],
+      registry,
+    );
+    this.requestDuration = new FastHistogram(
+      'atrium_request_duration_seconds',
+      'Total time of a request in the gateway (upstream time included), by upstream, route id and cache outcome.',
+      ['upstream', 'route', 'cache'],
+      DURATION_BUCKETS,
+      registry,
+    );
+    this.gatewayDuration = new FastHistogram(
+      'atrium_gateway_duration_seconds',
+      "The gateway's own share of a request's time: total time minus the time spent waiting on the upstream.",
+      ['upstream'],
+      DURATION_BUCKETS,
+      registry,
+    );
+    this.upstreamRequests = new FastCounter(
+      'atrium_upstream_requests_total',
+      'Calls made to an upstream (each attempt), by upstream, route id and the status class of its answer (none: no answer).',
+      ['upstream', 'route', 'status_class'],
+      registry,
+    );
+    this.upstreamDuration = new FastHistogram(
+      'atrium_upstream_duration_seconds',
+      'Time spent waiting on an upstream per call (until its answer was read; for files, until its headers).',
+      ['upstream'],
+      DURATION_BUCKETS,
+      registry,
+    );
+    this.keyEchoScrubs = new FastCounter(
+      'atrium_key_echo_scrubs_total',
+      "Echoes of the gateway's upstream key removed from upstream answers and error messages.",
+      ['upstream'],
+      registry,
+    );
+    this.consumerRequests = new FastCounter(
+      'atrium_consumer_requests_total',
+      'Authenticated requests, by consumer id and upstream.',
+      ['consumer', 'upstream'],
+      registry,
+    );
   }
 
   /** One answered request (called once per response by the RequestObserver). */
@@ -148,7 +148,7 @@ export class GatewayMetrics {
   /** A recorder for one upstream's calls; its series start at zero so dashboards see the upstream at once. */
   upstreamCallRecorder(upstream: string): UpstreamCallRecorder {
     const duration = this.upstreamDuration.labels(upstream);
-    const counters = new Map<string, Counter.Internal>();
+    const counters = new Map<string, CounterHandle>();
     const timings = this.timings;
     return (routeId, status, ms, requestId) => {
       const cls = statusClass(status);

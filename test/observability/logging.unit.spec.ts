@@ -130,3 +130,25 @@ describe('logging configuration', () => {
     );
   });
 });
+
+describe('censorKeys', () => {
+  it('censors key fields at any of the first levels, in objects and arrays, whatever their case', async () => {
+    const { censorKeys } = await import('../../src/core/logging/logger.factory.js');
+    const input = {
+      Authorization: 'a',
+      nested: { 'X-API-Key': 'b', list: [{ token: 'c' }, { ok: 1 }] },
+      query: { sessionId: 'd', limit: '1' },
+      empty: { password: undefined },
+    };
+    expect(censorKeys(input)).toEqual({
+      Authorization: '[REDACTED]',
+      nested: { 'X-API-Key': '[REDACTED]', list: [{ token: '[REDACTED]' }, { ok: 1 }] },
+      query: { sessionId: '[REDACTED]', limit: '1' },
+      empty: { password: undefined },
+    });
+    // The input is not modified; a clean object is returned as is (no copy on the hot path).
+    expect(input.nested.list[0].token).toBe('c');
+    const clean = { reqId: 'r', status: 200, route: 'macro.feeds.list' };
+    expect(censorKeys(clean)).toBe(clean);
+  });
+});

@@ -20,10 +20,11 @@ const NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 
+// As Prometheus reads values (Go's ParseFloat): NaN and Inf in any case (prom-client writes `Nan`).
 function parseValue(s: string, where: string): number {
-  if (s === '+Inf') return Infinity;
-  if (s === '-Inf') return -Infinity;
-  if (s === 'NaN') return NaN;
+  if (/^\+?inf(inity)?$/i.test(s)) return Infinity;
+  if (/^-inf(inity)?$/i.test(s)) return -Infinity;
+  if (/^nan$/i.test(s)) return NaN;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(s)) throw new Error(`${where}: bad value "${s}"`);
   return Number(s);
 }

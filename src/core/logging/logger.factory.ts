@@ -5,27 +5,60 @@ import type { SecretRedactor } from './secret-redactor.js';
 
 export type AtriumLogger = Logger;
 
-/**
- * Structured fields that can hold a key, at any of the first three levels of a logged object (request
- * headers, query objects, config dumps, error details). Censored before serialisation.
- */
-const KEY_FIELDS = [
+/** Field names that hold a key wherever they appear in a logged object (compared in lower case). */
+export const KEY_FIELDS: ReadonlySet<string> = new Set([
   'authorization',
-  '["proxy-authorization"]',
-  '["x-api-key"]',
+  'proxy-authorization',
+  'x-api-key',
   'cookie',
-  '["set-cookie"]',
+  'set-cookie',
   'token',
-  'sessionId',
+  'sessionid',
+  'session_id',
   'password',
-  'apiKey',
+  'passwd',
+  'apikey',
+  'api_key',
   'access_token',
   'secret',
-];
-export const REDACT_PATHS: readonly string[] = KEY_FIELDS.flatMap((f) => {
-  const tail = f.startsWith('[') ? f : `.${f}`;
-  return [f, `*${tail}`, `*.*${tail}`];
-});
+]);
+
+const CENSOR = '[REDACTED]';
+const MAX_DEPTH = 4;
+
+function isPlain(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Censors every key field of a logged object, a few levels deep (headers, query objects, error details).
+ * Returns the object itself when there is nothing to censor, so a flat line of bounded fields (the
+ * per-request line) costs one pass over its keys. pino's own wildcard `redact` costs 40–90 µs per line here,
+ * more than the rest of the request's logging together.
+ */
+export function censorKeys<T>(value: T, depth = 0): T {
+  if (Array.isArray(value)) {
+    if (depth >= MAX_DEPTH) return value;
+    let out: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const c = censorKeys(v as unknown, depth + 1);
+      if (c !== v) (out ??= [...(value as unknown[])])[i] = c;
+    });
+    return (out ?? value) as T;
+  }
+  if (!isPlain(value) || depth >= MAX_DEPTH) return value;
+  let out: Record<string, unknown> | undefined;
+  for (const k in value) {
+    const v = value[k];
+    let c: unknown = v;
+    if (KEY_FIELDS.has(k) || KEY_FIELDS.has(k.toLowerCase())) c = v === undefined || v === null ? v : CENSOR;
+    else if (typeof v === 'object' && v !== null) c = censorKeys(v, depth + 1);
+    if (c !== v) (out ??= { ...value })[k] = c;
+  }
+  return (out ?? value) as T;
+}
 
 export interface LoggerOptions {
   /** `fatal` … `trace`, or `silent`. */
@@ -36,7 +69,7 @@ export interface LoggerOptions {
 const scrubbers = new WeakMap<object, { redactor?: SecretRedactor }>();
 
 /**
- * The gateway's pino logger: JSON lines, level from LOG_LEVEL, every key position censored. String
+ * The gateway's pino logger: JSON lines, level from LOG_LEVEL, every key field censored. String
  * messages (and the stacks Nest passes) are scrubbed of key positions and of every upstream secret the
  * SecretRedactor knows, once one is attached (see LoggingModule).
  */
@@ -49,8 +82,7 @@ export function createLogger(options: LoggerOptions): AtriumLogger {
   const logger = pino(
     {
       level: options.level,
-      redact: { paths: [...REDACT_PATHS], censor: '[REDACTED]' },
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: { level: (label) => ({ level: label }), log: (obj) => censorKeys(obj) },
       hooks: {
         logMethod(args, method) {
           // Only string arguments: the per-request line is an object of bounded fields and skips this work.
