@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { Public } from '../core/auth/auth.decorators.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { METRICS_REGISTRY } from './metrics.tokens.js';
 
 function digest(s: string): Buffer {
@@ -25,8 +26,13 @@ export class MetricsController {
   constructor(
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
     @Inject(ATRIUM_CONFIG) config: AtriumConfig,
+    redactor: SecretRedactor,
   ) {
-    if (config.metricsToken) this.tokenDigest = digest(config.metricsToken);
+    if (config.metricsToken) {
+      this.tokenDigest = digest(config.metricsToken);
+      // A secret like the upstream keys: scrubbed from every log message and error.
+      redactor.register(config.metricsToken);
+    }
   }
 
   @Get()

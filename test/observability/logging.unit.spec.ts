@@ -1,7 +1,11 @@
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config/atrium-config.js';
 import { scrubKeyPositions } from '../../src/core/logging/key-scrub.js';
-import { attachSecretRedactor, createLogger } from '../../src/core/logging/logger.factory.js';
+import {
+  createLogger,
+  registerLogRedactor,
+  unregisterLogRedactor,
+} from '../../src/core/logging/logger.factory.js';
 import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
 
@@ -54,17 +58,25 @@ describe('createLogger', () => {
     expect(s.lines()).toEqual([expect.objectContaining({ level: 'warn', a: 1, msg: 'shown' })]);
   });
 
-  it('censors key fields at three levels and scrubs upstream secrets once a redactor is attached', () => {
+  it('censors key fields at three levels and scrubs upstream secrets while a redactor is registered', () => {
     const s = sink();
     const logger = createLogger({ level: 'info', destination: s.stream });
     const redactor = new SecretRedactor();
     redactor.register('upstream-secret-value-1');
     logger.info('before attach upstream-secret-value-1');
-    attachSecretRedactor(logger, redactor);
-    logger.info(
-      { token: 'a1', x: { sessionId: 'a2', y: { password: 'a3', 'x-api-key': 'a4' } }, authorization: 'a5' },
-      'after attach upstream-secret-value-1',
-    );
+    registerLogRedactor(redactor);
+    try {
+      logger.info(
+        {
+          token: 'a1',
+          x: { sessionId: 'a2', y: { password: 'a3', 'x-api-key': 'a4' } },
+          authorization: 'a5',
+        },
+        'after attach upstream-secret-value-1',
+      );
+    } finally {
+      unregisterLogRedactor(redactor);
+    }
     const [before, after] = s.lines();
     expect(before.msg).toContain('upstream-secret-value-1');
     expect(after.msg).toBe('after attach [REDACTED]');

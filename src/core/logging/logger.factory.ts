@@ -66,20 +66,26 @@ export interface LoggerOptions {
   readonly destination?: DestinationStream;
 }
 
-const scrubbers = new WeakMap<object, { redactor?: SecretRedactor }>();
+/**
+ * The SecretRedactors of the live gateway apps of this process (one in production). Process-wide because
+ * Nest's static Logger sends every module's messages to the logger of the app created last: with several
+ * apps in one process (tests), a message of one may be written by another's logger.
+ */
+const liveRedactors = new Set<SecretRedactor>();
+
+function scrubText(text: string): string {
+  let t = scrubKeyPositions(text);
+  for (const r of liveRedactors) t = r.redact(t);
+  return t;
+}
 
 /**
  * The gateway's pino logger: JSON lines, level from LOG_LEVEL, every key field censored. String
  * messages (and the stacks Nest passes) are scrubbed of key positions and of every upstream secret the
- * SecretRedactor knows, once one is attached (see LoggingModule).
+ * registered SecretRedactors know (see LoggingModule).
  */
 export function createLogger(options: LoggerOptions): AtriumLogger {
-  const state: { redactor?: SecretRedactor } = {};
-  const scrub = (text: string): string => {
-    const t = scrubKeyPositions(text);
-    return state.redactor ? state.redactor.redact(t) : t;
-  };
-  const logger = pino(
+  return pino(
     {
       level: options.level,
       formatters: { level: (label) => ({ level: label }), log: (obj) => censorKeys(obj) },
@@ -88,7 +94,7 @@ export function createLogger(options: LoggerOptions): AtriumLogger {
           // Only string arguments: the per-request line is an object of bounded fields and skips this work.
           for (let i = 0; i < args.length; i++) {
             const a: unknown = args[i];
-            if (typeof a === 'string') args[i] = scrub(a);
+            if (typeof a === 'string') args[i] = scrubText(a);
           }
           return method.apply(this, args);
         },
@@ -96,19 +102,18 @@ export function createLogger(options: LoggerOptions): AtriumLogger {
     },
     options.destination ?? defaultLogDestination(),
   );
-  scrubbers.set(logger, state);
-  return logger;
 }
 
-/** Lets the logger scrub the upstream secrets (registered as upstream modules initialise). */
-export function attachSecretRedactor(logger: AtriumLogger, redactor: SecretRedactor): void {
-  const state = scrubbers.get(logger);
-  if (state) state.redactor = redactor;
+/** Every logger scrubs the secrets this redactor holds (the upstream keys, registered as modules start). */
+export function registerLogRedactor(redactor: SecretRedactor): void {
+  liveRedactors.add(redactor);
+}
+
+export function unregisterLogRedactor(redactor: SecretRedactor): void {
+  liveRedactors.delete(redactor);
 }
 
 /** The scrubbing applied to string messages, for callers that log pre-formatted text (stacks). */
-export function scrubWith(logger: AtriumLogger, text: string): string {
-  const t = scrubKeyPositions(text);
-  const r = scrubbers.get(logger)?.redactor;
-  return r ? r.redact(t) : t;
+export function scrubLogText(text: string): string {
+  return scrubText(text);
 }

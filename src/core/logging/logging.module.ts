@@ -1,18 +1,23 @@
-import { Global, Inject, Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
+import { Global, Module, type DynamicModule, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
-import { attachSecretRedactor, createLogger, type AtriumLogger } from './logger.factory.js';
+import {
+  createLogger,
+  registerLogRedactor,
+  unregisterLogRedactor,
+  type AtriumLogger,
+} from './logger.factory.js';
 import { ATRIUM_LOGGER } from './logging.tokens.js';
 import { RequestLogger } from './request-log.js';
 import { SecretRedactor } from './secret-redactor.js';
 
 /**
  * Structured logging: the pino logger (given by main.ts, else built from LOG_LEVEL on the default
- * destination) and the per-request line writer. Once modules have registered their upstream secrets,
- * the logger scrubs them from every message.
+ * destination) and the per-request line writer. While the app lives, every logger scrubs the upstream
+ * secrets its SecretRedactor holds from every message.
  */
 @Global()
 @Module({})
-export class LoggingModule implements OnModuleInit {
+export class LoggingModule implements OnModuleInit, OnModuleDestroy {
   static forRoot(logger?: AtriumLogger): DynamicModule {
     return {
       module: LoggingModule,
@@ -29,12 +34,13 @@ export class LoggingModule implements OnModuleInit {
     };
   }
 
-  constructor(
-    @Inject(ATRIUM_LOGGER) private readonly logger: AtriumLogger,
-    private readonly redactor: SecretRedactor,
-  ) {}
+  constructor(private readonly redactor: SecretRedactor) {}
 
   onModuleInit(): void {
-    attachSecretRedactor(this.logger, this.redactor);
+    registerLogRedactor(this.redactor);
+  }
+
+  onModuleDestroy(): void {
+    unregisterLogRedactor(this.redactor);
   }
 }

@@ -1,6 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { Level } from 'pino';
-import { scrubWith, type AtriumLogger } from './logger.factory.js';
+import { scrubLogText, type AtriumLogger } from './logger.factory.js';
 
 const STACK = /^.*\n\s+at .+/s;
 
@@ -46,11 +46,11 @@ export class PinoNestLogger implements LoggerService {
     if (mayHaveStack && stack === undefined && typeof rest[0] === 'string') stack = rest.shift() as string;
     const fields: Record<string, unknown> = {};
     if (context) fields.context = context;
-    if (stack) fields.stack = scrubWith(this.logger, stack);
+    if (stack) fields.stack = scrubLogText(stack);
     let msg: string;
     if (message instanceof Error) {
       msg = message.message;
-      if (!fields.stack && message.stack) fields.stack = scrubWith(this.logger, message.stack);
+      if (!fields.stack && message.stack) fields.stack = scrubLogText(message.stack);
       fields.errorName = message.name;
     } else if (typeof message === 'object' && message !== null) {
       const { message: inner, ...other } = message as { message?: unknown };
