@@ -3,7 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '**/*.cjs', '**/*.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'dist-bench/**',
+      'node_modules/**',
+      'coverage/**',
+      'bench/results/**',
+      '**/*.cjs',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

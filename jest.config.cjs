@@ -15,11 +15,10 @@ const swc = [
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
+  testMatch: ['**/*.spec.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@apidevtools|file-type|content-disposition|cookie)/)'],
-  // test/helpers holds helpers (spec.ts is not a suite).
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/helpers/'],
   setupFiles: ['reflect-metadata'],
   // Every run captures all gateway logs and scans them for keys afterwards (test/observability/log-capture.ts).
   globalSetup: '<rootDir>/test/observability/log-capture.global-setup.ts',

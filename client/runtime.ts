@@ -40,7 +40,7 @@ export interface RequestOptions {
   readonly headers?: Record<string, string>;
   /** Ask for a fresh answer (`Cache-Control: no-cache`); still coalesced and budgeted by the gateway. */
   readonly noCache?: boolean;
-  /** Send a write's body as JSON instead of the operation's default (form-urlencoded for CEIC writes). */
+  /** Send a write's body as JSON or form-urlencoded instead of the operation's default (form for CEIC writes). */
   readonly bodyType?: 'json' | 'form';
 }
 
@@ -148,9 +148,11 @@ export abstract class AtriumClientBase<
 
     let body: string | undefined;
     if (p.body !== undefined && info.method !== 'GET') {
+      // The operation's first documented content type, JSON when it documents none (e.g. POST /batch).
       const json =
         options.bodyType === 'json' ||
-        (options.bodyType === undefined && info.bodyTypes?.[0] === 'application/json');
+        (options.bodyType === undefined &&
+          (info.bodyTypes?.[0] ?? 'application/json') === 'application/json');
       body = json ? JSON.stringify(p.body) : formBody(p.body);
       headers['content-type'] = json ? 'application/json' : 'application/x-www-form-urlencoded';
     }

@@ -1,12 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { AdminModule } from './admin/admin.module.js';
+import { BatchModule } from './batch/batch.module.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from './config/atrium-config.js';
+import { ConsoleModule } from './console/console.module.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { CoreModule } from './core/core.module.js';
+import { CorsModule } from './core/cors/cors.module.js';
 import type { AtriumLogger } from './core/logging/logger.factory.js';
 import { LoggingModule } from './core/logging/logging.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
+import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { MacroModule } from './upstreams/macro/macro.module.js';
@@ -32,11 +37,16 @@ export class AppModule {
         }),
         CoreModule.forRoot(options.consumers),
         LoggingModule.forRoot(options.logger),
+        CorsModule,
         MetricsModule,
+        UpstreamLimitsModule,
         ProxyModule,
         HealthModule,
         RedisModule,
         MacroModule,
+        AdminModule,
+        BatchModule,
+        ConsoleModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
       exports: [ATRIUM_CONFIG],

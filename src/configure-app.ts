@@ -4,6 +4,7 @@ import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AtriumConfig } from './config/atrium-config.js';
+import { CorsPolicy } from './core/cors/cors.policy.js';
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
@@ -71,6 +72,7 @@ export const NEST_APP_OPTIONS = { bodyParser: false } as const;
 export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
   const fastify = app.getHttpAdapter().getInstance();
   const filter = app.get(GatewayExceptionFilter);
+  const cors = app.get(CorsPolicy);
   // Request metrics and the one log line per request, from one onResponse hook.
   app.get(RequestObserver).install(fastify);
 
@@ -80,6 +82,8 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
 
   fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     void reply.header('x-request-id', req.id);
+    // CORS first: preflights are answered here (no auth, no upstream), and refusals stay readable.
+    if (!cors.onRequest(req, reply, (err) => filter.send(err, req, reply))) return;
     if (!pathIsSafe(req.url)) {
       filter.send(
         new GatewayError('VALIDATION_FAILED', {
@@ -93,7 +97,18 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
     }
     done();
   });
-  fastify.setErrorHandler((err, req, reply) => filter.send(err, req, reply));
+  // Fastify's own errors (body too large, …) reach GatewayExceptionFilter through Nest's error handler.
+  // Draining: once close() starts, answers ask keep-alive clients to hang up, so in-flight requests finish
+  // and the server can close instead of waiting for idle keep-alive sockets.
+  let closing = false;
+  fastify.addHook('preClose', (done: () => void) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onSend', (_req: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
+  });
 
   app.useGlobalPipes(
     new ValidationPipe({

@@ -106,9 +106,14 @@ async function bootstrap(): Promise<void> {
     }, config.shutdownGraceMs);
     force.unref();
     void (async () => {
-      await app.close();
-      await sandbox?.close();
-      process.exit(0);
+      try {
+        await app.close();
+        await sandbox?.close();
+        process.exit(0);
+      } catch (err) {
+        logger.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      }
     })();
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));

@@ -150,6 +150,18 @@ export type SeriesDataResult = {
 /** Every operation: its parameters and the body of its successful answer. */
 export interface Operations {
   /**
+   * POST /batch
+   */
+  "batch.run": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
    * GET /health/live
    */
   "health.live": {
@@ -2022,6 +2034,7 @@ export interface Operations {
 
 /** How to call each operation. */
 export const OPERATIONS = {
+  "batch.run": { method: "POST", path: "/batch" },
   "health.live": { method: "GET", path: "/health/live" },
   "health.ready": { method: "GET", path: "/health/ready" },
   "macro.dictionary.all": { method: "GET", path: "/macro/dictionary" },
@@ -2109,6 +2122,14 @@ export type OperationId = keyof Operations;
  */
 export class AtriumClient extends AtriumClientBase<Operations> {
   protected readonly operations = OPERATIONS;
+
+  /**
+   * batch.run
+   * `POST /batch`
+   */
+  batchRun(params: Operations["batch.run"]['params'] = {}, options?: RequestOptions) {
+    return this.call("batch.run", params, options);
+  }
 
   /**
    * health.live

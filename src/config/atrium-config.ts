@@ -1,12 +1,70 @@
 import 'reflect-metadata';
 import { plainToInstance, Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength, validateSync } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  Min,
+  MinLength,
+  validateSync,
+} from 'class-validator';
 
 /** The upstream interfaces Atrium fronts; each has an `UPSTREAM_<NAME>_*` config namespace. */
 export const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
 export type UpstreamName = (typeof UPSTREAM_NAMES)[number];
 
 export class ConfigError extends Error {}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Response cache settings (durations in ms). */
+export interface CacheConfig {
+  /** Byte cap of the in-memory store (LRU by bytes). */
+  readonly maxBytes: number;
+  /** Answers larger than this are served but not stored. */
+  readonly maxEntryBytes: number;
+  /** TTL per route family: `family` or `upstream.family` → ms (0 = never cached). */
+  readonly ttlOverrides: Readonly<Record<string, number>>;
+  /** After the TTL, served stale while one background refresh runs. */
+  readonly staleWhileRevalidateMs: number;
+  /** After the TTL, served stale instead of a retryable upstream error. */
+  readonly staleIfErrorMs: number;
+  /** How long an upstream 404 is remembered (0 = never). */
+  readonly negativeTtlMs: number;
+  /** Lease of the fleet-wide in-flight marker; the leader renews it while its call runs. */
+  readonly coalesceLeaseMs: number;
+  /** Timeout of every cache command sent to Redis. */
+  readonly redisTimeoutMs: number;
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * `feeds=10s,macro.layout=30m,dictionary=0`: per-family TTL overrides (`upstream.family` beats `family`).
+ * Returns undefined when the text is malformed, so the caller can name the variable.
+ */
+export function parseTtlOverrides(text: string | undefined): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  if (!text || !text.trim()) return out;
+  for (const part of text.split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const eq = item.indexOf('=');
+    if (eq <= 0) return undefined;
+    const name = item.slice(0, eq).trim();
+    const m = DURATION.exec(item.slice(eq + 1).trim());
+    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)?$/.test(name) || !m) return undefined;
+    const ms = Math.round(Number(m[1]) * UNIT_MS[m[2] ?? 'ms']);
+    if (!(ms >= 0 && ms <= 30 * DAY_MS)) return undefined;
+    out[name] = ms;
+  }
+  return out;
+}
 
 /** Process-wide settings. Secrets have no defaults. */
 class GatewayEnv {
@@ -29,6 +87,25 @@ class GatewayEnv {
     10 * 1024 * 1024;
   @Type(() => Number) @IsInt() @Min(1) @Max(3600) ATRIUM_DEFAULT_RETRY_AFTER_SECONDS = 30;
   @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_SHUTDOWN_GRACE_MS = 10_000;
+  // Response cache (issue 8). Durations in ms.
+  @Type(() => Number) @IsInt() @Min(0) @Max(64 * 1024 * 1024 * 1024) ATRIUM_CACHE_MAX_BYTES =
+    128 * 1024 * 1024;
+  @Type(() => Number) @IsInt() @Min(0) @Max(512 * 1024 * 1024) ATRIUM_CACHE_MAX_ENTRY_BYTES =
+    10 * 1024 * 1024;
+  @IsOptional() @IsString() ATRIUM_CACHE_TTL_OVERRIDES?: string;
+  @Type(() => Number) @IsInt() @Min(0) @Max(7 * DAY_MS) ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS = 30_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(7 * DAY_MS) ATRIUM_CACHE_STALE_IF_ERROR_MS = 10 * 60_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(DAY_MS) ATRIUM_CACHE_NEGATIVE_TTL_MS = 0;
+  @Type(() => Number) @IsInt() @Min(100) @Max(600_000) ATRIUM_CACHE_COALESCE_LEASE_MS = 3_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_CACHE_REDIS_TIMEOUT_MS = 250;
+  /** Operator key of the admin API (secret; no default: the admin API is off without it). */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_ADMIN_TOKEN?: string;
+  // Front end and operators (batch, CORS, console).
+  @Type(() => Number) @IsInt() @Min(1) @Max(100) ATRIUM_BATCH_MAX_ITEMS = 20;
+  @Type(() => Number) @IsInt() @Min(100) @Max(120_000) ATRIUM_BATCH_TIMEOUT_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(86_400) ATRIUM_CORS_MAX_AGE_SECONDS = 600;
+  /** Secret: no default. Unset → the operator console is off. */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
 }
 
 /** One upstream's settings, read from `UPSTREAM_<NAME>_<FIELD>`. */
@@ -44,6 +121,56 @@ class UpstreamEnv {
   @Type(() => Number) @IsInt() @Min(100) @Max(600_000) TIMEOUT_MS = 10_000;
   @Type(() => Number) @IsInt() @Min(100) @Max(60_000) CONNECT_TIMEOUT_MS = 3_000;
   @Type(() => Number) @IsInt() @Min(1) @Max(1024) CONNECTIONS = 32;
+
+  // Rate-limit shield (src/proxy/limits). Optional ones default relative to RATE_PER_SEC (see below).
+  /** How long a request may wait for an upstream token before it gets 429 UPSTREAM_RATE_LIMITED. */
+  @Type(() => Number) @IsInt() @Min(0) @Max(60_000) MAX_WAIT_MS = 1_000;
+  /** Fraction of the budget one replica may spend on its own while Redis is configured but down. */
+  @Type(() => Number) @IsNumber() @Min(0.01) @Max(1) LOCAL_SHARE = 0.25;
+  @IsIn(['on', 'off']) AIMD = 'on';
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.01) @Max(100_000) AIMD_MIN_RATE?: number;
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.01) @Max(100_000) AIMD_MAX_RATE?: number;
+  @Type(() => Number) @IsNumber() @Min(0.05) @Max(0.95) AIMD_DECREASE = 0.5;
+  @IsOptional() @Type(() => Number) @IsNumber() @Min(0.001) @Max(100_000) AIMD_INCREASE_PER_SEC?: number;
+  @Type(() => Number) @IsNumber() @Min(0.05) @Max(1) BREAKER_FAILURE_RATIO = 0.5;
+  @Type(() => Number) @IsInt() @Min(1) @Max(10_000) BREAKER_MIN_SAMPLE = 10;
+  @Type(() => Number) @IsInt() @Min(1_000) @Max(600_000) BREAKER_WINDOW_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(100) @Max(600_000) BREAKER_OPEN_MS = 5_000;
+  /** Attempts per idempotent GET, the first included (1 = no retries). */
+  @Type(() => Number) @IsInt() @Min(1) @Max(10) RETRY_ATTEMPTS = 3;
+  @Type(() => Number) @IsInt() @Min(1) @Max(60_000) RETRY_BASE_MS = 100;
+  @Type(() => Number) @IsInt() @Min(1) @Max(600_000) RETRY_MAX_BACKOFF_MS = 2_000;
+  @Type(() => Number) @IsNumber() @Min(0) @Max(1) RETRY_BUDGET_RATIO = 0.2;
+  /** Cooldown after an upstream 429 without a usable reset header (default ATRIUM_DEFAULT_RETRY_AFTER_SECONDS). */
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600) COOLDOWN_DEFAULT_SECONDS?: number;
+  /** Upper bound of that default as it doubles on repeated header-less 429s. */
+  @Type(() => Number) @IsInt() @Min(1) @Max(86_400) COOLDOWN_MAX_SECONDS = 600;
+}
+
+/** The rate-limit shield's settings for one upstream (all derived defaults already applied). */
+export interface UpstreamLimitsConfig {
+  readonly maxWaitMs: number;
+  readonly localShare: number;
+  readonly aimd: {
+    readonly enabled: boolean;
+    readonly minRate: number;
+    readonly maxRate: number;
+    readonly decrease: number;
+    readonly increasePerSec: number;
+  };
+  readonly breaker: {
+    readonly failureRatio: number;
+    readonly minSample: number;
+    readonly windowMs: number;
+    readonly openMs: number;
+  };
+  readonly retry: {
+    readonly attempts: number;
+    readonly baseMs: number;
+    readonly maxBackoffMs: number;
+    readonly budgetRatio: number;
+  };
+  readonly cooldown: { readonly defaultSeconds: number; readonly maxSeconds: number };
 }
 
 export interface UpstreamConfig {
@@ -58,6 +185,7 @@ export interface UpstreamConfig {
   readonly timeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly connections: number;
+  readonly limits: UpstreamLimitsConfig;
   /** Served by the built-in fake upstream. */
   readonly sandbox: boolean;
 }
@@ -78,6 +206,15 @@ export interface AtriumConfig {
   readonly maxResponseBytes: number;
   readonly defaultRetryAfterSeconds: number;
   readonly shutdownGraceMs: number;
+  readonly cache: CacheConfig;
+  /** Operator key of the admin API; undefined → the admin API answers 403. */
+  readonly adminToken?: string;
+  /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
+  readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
+  /** How long browsers may cache a CORS preflight answer. */
+  readonly corsMaxAgeSeconds: number;
+  /** The operator console's key; undefined → the console is off. */
+  readonly operatorToken?: string;
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
 }
 
@@ -131,6 +268,13 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       problems.push(login ? `${prefix}TOKEN (or ${prefix}USERNAME and ${prefix}PASSWORD)` : `${prefix}TOKEN`);
     if ((u.USERNAME && !u.PASSWORD) || (!u.USERNAME && u.PASSWORD))
       problems.push(`${prefix}USERNAME and ${prefix}PASSWORD go together`);
+    const limits = limitsOf(u, g?.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS ?? 30);
+    if (limits.aimd.minRate > limits.aimd.maxRate)
+      problems.push(`${prefix}AIMD_MIN_RATE (must not exceed ${prefix}AIMD_MAX_RATE)`);
+    if (limits.cooldown.defaultSeconds > limits.cooldown.maxSeconds)
+      problems.push(`${prefix}COOLDOWN_DEFAULT_SECONDS (must not exceed ${prefix}COOLDOWN_MAX_SECONDS)`);
+    if (limits.retry.baseMs > limits.retry.maxBackoffMs)
+      problems.push(`${prefix}RETRY_BASE_MS (must not exceed ${prefix}RETRY_MAX_BACKOFF_MS)`);
     upstreams[name] = {
       name,
       baseUrl: u.BASE_URL.replace(/\/+$/, ''),
@@ -142,10 +286,14 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       timeoutMs: u.TIMEOUT_MS,
       connectTimeoutMs: u.CONNECT_TIMEOUT_MS,
       connections: u.CONNECTIONS,
+      limits,
       sandbox: sandboxed.includes(name),
     };
   }
-  if (problems.length || !g) throw new ConfigError('Invalid configuration: ' + problems.join(', '));
+  const ttlOverrides = parseTtlOverrides(env.ATRIUM_CACHE_TTL_OVERRIDES);
+  if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
+  if (problems.length || !g || !ttlOverrides)
+    throw new ConfigError('Invalid configuration: ' + problems.join(', '));
   return {
     port: g.PORT,
     host: g.HOST,
@@ -160,7 +308,57 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
     maxResponseBytes: g.ATRIUM_MAX_RESPONSE_BYTES,
     defaultRetryAfterSeconds: g.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS,
     shutdownGraceMs: g.ATRIUM_SHUTDOWN_GRACE_MS,
+    cache: {
+      maxBytes: g.ATRIUM_CACHE_MAX_BYTES,
+      maxEntryBytes: g.ATRIUM_CACHE_MAX_ENTRY_BYTES,
+      ttlOverrides,
+      staleWhileRevalidateMs: g.ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS,
+      staleIfErrorMs: g.ATRIUM_CACHE_STALE_IF_ERROR_MS,
+      negativeTtlMs: g.ATRIUM_CACHE_NEGATIVE_TTL_MS,
+      coalesceLeaseMs: g.ATRIUM_CACHE_COALESCE_LEASE_MS,
+      redisTimeoutMs: g.ATRIUM_CACHE_REDIS_TIMEOUT_MS,
+    },
+    adminToken: g.ATRIUM_ADMIN_TOKEN,
+    batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
+    corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
+    operatorToken: g.ATRIUM_OPERATOR_TOKEN,
     upstreams,
+  };
+}
+
+/** Derived defaults: the learned rate moves between a tenth of the configured rate and the configured rate. */
+function limitsOf(u: UpstreamEnv, defaultRetryAfterSeconds: number): UpstreamLimitsConfig {
+  const maxRate = u.AIMD_MAX_RATE ?? u.RATE_PER_SEC;
+  return {
+    maxWaitMs: u.MAX_WAIT_MS,
+    localShare: u.LOCAL_SHARE,
+    aimd: {
+      enabled: u.AIMD === 'on',
+      minRate: u.AIMD_MIN_RATE ?? Math.min(maxRate, Math.max(0.01, u.RATE_PER_SEC / 10)),
+      maxRate,
+      decrease: u.AIMD_DECREASE,
+      increasePerSec: u.AIMD_INCREASE_PER_SEC ?? Math.max(0.01, u.RATE_PER_SEC / 20),
+    },
+    breaker: {
+      failureRatio: u.BREAKER_FAILURE_RATIO,
+      minSample: u.BREAKER_MIN_SAMPLE,
+      windowMs: u.BREAKER_WINDOW_MS,
+      openMs: u.BREAKER_OPEN_MS,
+    },
+    retry: {
+      attempts: u.RETRY_ATTEMPTS,
+      baseMs: u.RETRY_BASE_MS,
+      maxBackoffMs: u.RETRY_MAX_BACKOFF_MS,
+      budgetRatio: u.RETRY_BUDGET_RATIO,
+    },
+    cooldown: {
+      defaultSeconds: u.COOLDOWN_DEFAULT_SECONDS ?? defaultRetryAfterSeconds,
+      // An explicit per-upstream default is checked against the cap; the gateway-wide one widens it.
+      maxSeconds:
+        u.COOLDOWN_DEFAULT_SECONDS === undefined
+          ? Math.max(u.COOLDOWN_MAX_SECONDS, defaultRetryAfterSeconds)
+          : u.COOLDOWN_MAX_SECONDS,
+    },
   };
 }
 

@@ -6,6 +6,8 @@ import { ConsumerStore } from './auth/consumer-store.service.js';
 import { ErrorShapeRegistry } from './errors/error-shape.registry.js';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter.js';
 import { SecretRedactor } from './logging/secret-redactor.js';
+import { ConsumerThrottlerGuard } from './throttling/consumer-throttler.guard.js';
+import { ConsumerThrottlingModule } from './throttling/throttling.module.js';
 
 /** Cross-cutting parts every module uses: consumers and the global guard, the error filter, redaction. */
 @Global()
@@ -14,11 +16,14 @@ export class CoreModule {
   static forRoot(consumers: readonly Consumer[]): DynamicModule {
     return {
       module: CoreModule,
+      imports: [ConsumerThrottlingModule],
       providers: [
         SecretRedactor,
         ErrorShapeRegistry,
         { provide: CONSUMER_STORE, useValue: new ConsumerStore(consumers) },
+        // Global guards run in this order: who is calling, then that consumer's quota.
         { provide: APP_GUARD, useClass: ConsumerAuthGuard },
+        { provide: APP_GUARD, useExisting: ConsumerThrottlerGuard },
         GatewayExceptionFilter,
         { provide: APP_FILTER, useExisting: GatewayExceptionFilter },
       ],

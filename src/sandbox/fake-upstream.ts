@@ -103,6 +103,11 @@ export interface FakeUpstreamOptions {
   now?: () => number;
   /** Long EMIS query strings need more than Node's 16 KiB default. */
   maxHeaderSize?: number;
+  /**
+   * `requests` keeps at least this many of the latest requests (default 10 000), so a long benchmark
+   * does not grow the fake without bound; calls() still counts every request.
+   */
+  recordLimit?: number;
 }
 
 export const DEFAULT_FILE_BYTES = 64 * 1024;
@@ -258,6 +263,9 @@ export class FakeUpstream {
   readonly basePath: string;
   /** Recorded in arrival order, before any behaviour applies; control calls are not recorded. */
   readonly requests: RecordedRequest[] = [];
+  private readonly recordLimit: number;
+  private readonly callsByPath = new Map<string, number>();
+  private totalCalls = 0;
   /** Clock for rate-limit windows and sessions (replace it in tests to move time). */
   now: () => number;
 
@@ -279,6 +287,7 @@ export class FakeUpstream {
     this.handler = opts.handler;
     this.now = opts.now ?? Date.now;
     this.maxHeaderSize = opts.maxHeaderSize ?? 65_536;
+    this.recordLimit = opts.recordLimit ?? 10_000;
   }
 
   /** `http://host:port` of the running server. */
@@ -320,7 +329,6 @@ export class FakeUpstream {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    server.on('clientError', (_err, socket) => socket.destroy());
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => {
@@ -375,6 +383,8 @@ export class FakeUpstream {
   /** Clears recorded requests, behaviour and per-test vendor state (generated data stays). */
   reset(): void {
     this.requests.length = 0;
+    this.callsByPath.clear();
+    this.totalCalls = 0;
     this.current = { latencyMs: 0 };
     this.failRemaining = undefined;
     this.resetRemaining = undefined;
@@ -382,11 +392,13 @@ export class FakeUpstream {
     this.resetState();
   }
 
-  /** Recorded requests, optionally only those whose raw path starts with basePath + prefix. */
+  /** Requests received since start or reset(), optionally only those whose raw path starts with basePath + prefix. */
   calls(pathPrefix?: string): number {
-    if (pathPrefix === undefined) return this.requests.length;
+    if (pathPrefix === undefined) return this.totalCalls;
     const prefix = this.basePath + pathPrefix;
-    return this.requests.filter((r) => r.path.startsWith(prefix)).length;
+    let n = 0;
+    for (const [path, count] of this.callsByPath) if (path.startsWith(prefix)) n += count;
+    return n;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -466,6 +478,11 @@ export class FakeUpstream {
       at: this.now(),
     };
     this.requests.push(recorded);
+    // Trim in batches: dropping one entry per request would copy the whole array every time.
+    if (this.requests.length >= 2 * this.recordLimit)
+      this.requests.splice(0, this.requests.length - this.recordLimit);
+    this.totalCalls++;
+    this.callsByPath.set(path, (this.callsByPath.get(path) ?? 0) + 1);
 
     const b = this.current;
     if (b.hang) return; // the socket stays open until the client gives up or close() runs

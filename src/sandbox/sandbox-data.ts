@@ -318,12 +318,12 @@ export interface LayoutAncestors {
 
 export function layoutAncestors(id: string): LayoutAncestors {
   const { byId } = layoutTree();
+  const chain: LayoutNode[] = [];
+  for (let node = byId.get(id); node; node = node.parentId ? byId.get(node.parentId) : undefined)
+    chain.unshift(node);
+  // Root first, so serialised ancestors read database → topic → section → table.
   const out: LayoutAncestors = {};
-  let node = byId.get(id);
-  while (node) {
-    out[node.kind] = node.id;
-    node = node.parentId ? byId.get(node.parentId) : undefined;
-  }
+  for (const node of chain) out[node.kind] = node.id;
   return out;
 }
 

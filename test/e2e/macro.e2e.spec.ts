@@ -1,3 +1,4 @@
+import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, rawGet, startGateway, type GatewayHandle } from '../helpers/gateway.js';
@@ -20,6 +21,11 @@ describe('macro interface end to end', () => {
         UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
         UPSTREAM_MACRO_TIMEOUT_MS: '800',
         ATRIUM_MAX_RESPONSE_BYTES: String(256 * 1024),
+        // This suite checks every call reaching the upstream; the cache has its own suites (test/cache).
+        ATRIUM_CACHE_MAX_BYTES: '0',
+        // This suite maps single upstream answers; retries and the breaker are tested in test/limits.
+        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
+        UPSTREAM_MACRO_BREAKER_MIN_SAMPLE: '1000',
       },
       consumers: [reader.consumer, writer.consumer, outsider.consumer],
     });
@@ -50,6 +56,7 @@ describe('macro interface end to end', () => {
       ['X-API-Key', (k: string) => ({ headers: { 'x-api-key': k }, query: '' })],
       ['raw Authorization', (k: string) => ({ headers: { authorization: k }, query: '' })],
       ['token query', (k: string) => ({ headers: {}, query: `&token=${k}` })],
+      ['sessionId query', (k: string) => ({ headers: {}, query: `&sessionId=${k}` })],
       [
         'header key beside token=None',
         (k: string) => ({ headers: { authorization: k }, query: '&token=None' }),
@@ -262,6 +269,8 @@ describe('macro interface end to end', () => {
         retryAfterSeconds: 9,
         retryable: true,
       });
+      // That 429 put macro into cooldown (test/limits covers it); lift it for the tests that follow.
+      await gw.app.get(UpstreamLimitsService).limiter('macro')!.liftCooldown();
     });
 
     it('keeps the vendor code and a cleaned message', async () => {
@@ -356,6 +365,21 @@ describe('macro interface end to end', () => {
       });
       expect(patch.status).toBe(200);
       expect(fake.requests[1].body.toString()).toBe('{"name":"renamed"}');
+    });
+
+    it('a body over the limit → 413 PAYLOAD_TOO_LARGE in the envelope; nothing reaches the upstream', async () => {
+      const res = await http(gw.url + '/macro/feeds', {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${writer.key}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: 'name=' + 'x'.repeat(2 * 1024 * 1024),
+      });
+      expect(res.status).toBe(413);
+      expect(res.json().error.code).toBe('PAYLOAD_TOO_LARGE');
+      expect(res.json().errors.status).toBe(413);
+      expect(fake.requests).toHaveLength(0);
     });
 
     it('every answer carries x-request-id, including unknown routes', async () => {

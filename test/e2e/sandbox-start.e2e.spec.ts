@@ -111,8 +111,62 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
       }
       const out = gw.output();
       expect(out.length).toBeGreaterThan(0);
+      expect(out).toContain('SIGTERM');
       for (const secret of [c.macro.token, c.company.token, c.documents.password, c.deals.token, app.key])
         expect(out).not.toContain(secret);
+    });
+
+    it('SIGTERM drains in-flight requests before exiting', async () => {
+      const app = testConsumer({ id: 'drain' });
+      const dir = mkdtempSync(join(tmpdir(), 'atrium-'));
+      const file = join(dir, 'consumers.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          consumers: [
+            { id: 'drain', keyHashes: [app.consumer.keyHashes[0].toString('hex')], upstreams: ['macro'] },
+          ],
+        }),
+      );
+      const c = sandbox.credentials;
+      const gw = await spawnGateway(
+        cleanEnv({
+          PORT: '0',
+          HOST: '127.0.0.1',
+          ATRIUM_SANDBOX: 'off',
+          ATRIUM_CONSUMERS_FILE: file,
+          UPSTREAM_MACRO_BASE_URL: sandbox.macro.url,
+          UPSTREAM_MACRO_TOKEN: c.macro.token,
+          UPSTREAM_COMPANY_BASE_URL: sandbox.company.url,
+          UPSTREAM_COMPANY_TOKEN: c.company.token,
+          UPSTREAM_DOCUMENTS_BASE_URL: sandbox.documents.url,
+          UPSTREAM_DOCUMENTS_TOKEN: c.documents.token,
+          UPSTREAM_DEALS_BASE_URL: sandbox.deals.url,
+          UPSTREAM_DEALS_TOKEN: c.deals.token,
+        }),
+      );
+      sandbox.macro.behave({ latencyMs: 800 });
+      try {
+        const inFlight = http(`${gw.url}/macro/dictionary/units`, {
+          headers: { authorization: `Bearer ${app.key}` },
+        });
+        await new Promise((r) => setTimeout(r, 200));
+        const exited = gw.stop();
+        const res = await inFlight;
+        expect(res.status).toBe(200);
+        const code = await exited;
+        if (code !== 0)
+          console.log(
+            gw
+              .output()
+              .split('\n')
+              .filter((l) => /shutdown|rror|SIGTERM/.test(l))
+              .join('\n'),
+          );
+        expect(code).toBe(0);
+      } finally {
+        sandbox.macro.reset();
+      }
     });
   });
 });

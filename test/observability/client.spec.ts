@@ -90,6 +90,23 @@ describe('generated client (npm run client:generate)', () => {
       expect(fake.requests[0].body.toString()).toBe('{"name":"renamed"}');
     });
 
+    it('sends an undocumented body as JSON (POST /batch)', async () => {
+      const atrium = new AtriumClient({ baseUrl: gw.url, apiKey: reader.key });
+      const res = await atrium.batchRun({
+        body: {
+          requests: [
+            { id: 'units', path: '/macro/dictionary/units' },
+            { id: 'bad', path: '/macro/feeds?limit=0' },
+          ],
+        },
+      });
+      const items = (res.data as { items: Array<{ id: string; status: number }> }).items;
+      expect(items.map((i) => [i.id, i.status])).toEqual([
+        ['units', 200],
+        ['bad', 400],
+      ]);
+    });
+
     it('throws AtriumError with the gateway envelope on failure', async () => {
       const atrium = new AtriumClient({ baseUrl: gw.url, apiKey: reader.key });
       const invalid = await atrium.macroFeedsList({ query: { limit: 0 } }).catch((e: unknown) => e);

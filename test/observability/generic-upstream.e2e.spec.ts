@@ -103,7 +103,12 @@ describe('observability over any registered upstream module', () => {
       env[`UPSTREAM_${n}_BASE_URL`] = 'http://127.0.0.1:9';
       env[`UPSTREAM_${n}_TOKEN`] = 'unused-test-token';
     }
-    const config = loadConfig(env);
+    // The stand-in gets a configuration namespace like a real upstream (budget, timeouts, limits).
+    const base = loadConfig(env);
+    const config = {
+      ...base,
+      upstreams: { ...base.upstreams, stand: { ...base.upstreams.macro, name: 'stand', baseUrl: fakeUrl } },
+    } as typeof base;
     const mod = await Test.createTestingModule({
       imports: [AppModule.forRoot({ config, consumers: [consumer.consumer] }), StandModule],
     }).compile();

@@ -106,19 +106,21 @@ describe('request log', () => {
     await http(`${gw.url}/macro/dictionary/units?sessionId=${reader.key}`);
     await http(`${gw.url}/macro/dictionary/units`, { headers: { 'x-api-key': reader.key } });
     await http(`${gw.url}/macro/dictionary/units`, { headers: { authorization: reader.key } });
+    // Fresh queries: no cache entry may answer these. Failures are permanent: retries must not hide them.
     fake.behave({
       failWith: {
         status: 401,
         body: { errors: { status: 401, code: 'X', message: `bad key ${UPSTREAM_TOKEN}` } },
       },
     });
-    expect((await http(`${gw.url}/macro/dictionary/units`, { headers: h })).status).toBe(502);
+    expect((await http(`${gw.url}/macro/dictionary/units?probe=401`, { headers: h })).status).toBe(502);
     fake.reset();
     fake.behave({ echoCredential: true });
-    expect((await http(`${gw.url}/macro/feeds?limit=1`, { headers: h })).status).toBe(200);
+    expect((await http(`${gw.url}/macro/feeds?limit=1&probe=echo`, { headers: h })).status).toBe(200);
     fake.reset();
-    fake.behave({ failWith: { status: 500, times: 1, body: `upstream trace token=${UPSTREAM_TOKEN}` } });
-    expect((await http(`${gw.url}/macro/dictionary/geo`, { headers: h })).status).toBe(502);
+    fake.behave({ failWith: { status: 500, body: `upstream trace token=${UPSTREAM_TOKEN}` } });
+    expect((await http(`${gw.url}/macro/dictionary/geo?probe=500`, { headers: h })).status).toBe(502);
+    fake.reset();
     const raw = log.raw();
     expect(raw.length).toBeGreaterThan(0);
     expect(raw).not.toContain(reader.key);
@@ -166,8 +168,8 @@ describe('request log level', () => {
     try {
       const h = { authorization: `Bearer ${reader.key}` };
       expect((await http(`${gw.url}/macro/dictionary/units`, { headers: h })).status).toBe(200);
-      fake.behave({ failWith: { status: 500, times: 1 } });
-      expect((await http(`${gw.url}/macro/dictionary/units`, { headers: h })).status).toBe(502);
+      fake.behave({ failWith: { status: 500 } });
+      expect((await http(`${gw.url}/macro/dictionary/units?probe=500`, { headers: h })).status).toBe(502);
       const lines = log.lines();
       expect(lines.filter((l) => l.msg === 'request')).toHaveLength(0);
       expect(lines.some((l) => l.level === 'warn' && String(l.msg).includes('UPSTREAM_ERROR'))).toBe(true);

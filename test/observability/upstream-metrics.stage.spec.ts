@@ -97,3 +97,24 @@ describe('upstreamMetricsStage', () => {
     ]);
   });
 });
+
+describe('UpstreamTimings', () => {
+  it('hands a request its summed upstream time once, and drops entries nobody claimed', async () => {
+    const { UpstreamTimings } = await import('../../src/metrics/upstream-timings.js');
+    jest.useFakeTimers({ now: 1_000_000 });
+    try {
+      const t = new UpstreamTimings();
+      t.add('a', 2);
+      t.add('a', 3);
+      expect(t.take('a')).toBe(5);
+      expect(t.take('a')).toBeUndefined();
+      t.add('orphan', 1); // e.g. a background cache refresh after the answer was sent
+      jest.setSystemTime(1_000_000 + 61_000);
+      t.add('b', 1);
+      expect(t.take('orphan')).toBeUndefined();
+      expect(t.size).toBe(1);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});

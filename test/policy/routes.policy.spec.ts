@@ -1,6 +1,6 @@
 import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 import { WRITE_METHODS, type RouteDefinition } from '../../src/proxy/pipeline.types.js';
-import { specOperations } from '../helpers/spec.js';
+import { specOperations } from '../helpers/spec-operations.js';
 
 /** Route tables under test; the other interfaces join this list as they are routed. */
 const TABLES: Record<string, readonly RouteDefinition[]> = {

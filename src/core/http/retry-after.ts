@@ -21,12 +21,24 @@ export function parseRetryAfterSeconds(
   return undefined;
 }
 
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const LONG_DAY = '(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+/** The three HTTP-date forms (RFC 9110 §5.6.7); anything else is garbage, however Date.parse reads it. */
+const IMF_FIXDATE = new RegExp(`^${DAY}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`, 'i');
+const RFC850_DATE = new RegExp(`^${LONG_DAY}, \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`, 'i');
+const ASCTIME_DATE = new RegExp(`^${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`, 'i');
+
 /** `Retry-After: 120` or `Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`. */
 export function parseRetryAfterValue(value: string, now: number = Date.now()): number | undefined {
   const v = value.trim();
   if (/^\d+(\.\d+)?$/.test(v)) return clampSeconds(Number(v));
-  if (!/[a-z]/i.test(v)) return undefined;
-  const at = Date.parse(v);
+  let at: number;
+  if (IMF_FIXDATE.test(v) || RFC850_DATE.test(v)) at = Date.parse(v);
+  // asctime carries no zone but means GMT; Date.parse would read it as local time.
+  else if (ASCTIME_DATE.test(v)) at = Date.parse(v + ' GMT');
+  else return undefined;
   if (Number.isNaN(at)) return undefined;
   return clampSeconds((at - now) / 1000);
 }

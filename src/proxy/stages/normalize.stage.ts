@@ -10,8 +10,11 @@ export interface NormalizeOptions {
   /** "the macroeconomic data service" */
   readonly title: string;
   readonly mapper: UpstreamErrorMapper;
-  /** Used when a 429 carries no usable reset header. */
-  readonly defaultRetryAfterSeconds: number;
+  /**
+   * Used when a 429 carries no usable reset header. Absent → `retryAfterSeconds` stays undefined, so a
+   * later stage (the upstream limits) knows the vendor said nothing and applies its own default.
+   */
+  readonly defaultRetryAfterSeconds?: number;
 }
 
 /** Upstream status → gateway code; a vendor mapper may override (e.g. an error sent with HTTP 200). */
@@ -72,7 +75,7 @@ export function looksLikeJson(body: Buffer): boolean {
 export function normalizeStage(opts: NormalizeOptions): Stage {
   if (!opts.mapper || typeof opts.mapper.read !== 'function')
     throw new Error('normalizeStage: mapper.read required');
-  if (!(opts.defaultRetryAfterSeconds > 0))
+  if (opts.defaultRetryAfterSeconds !== undefined && !(opts.defaultRetryAfterSeconds > 0))
     throw new Error('normalizeStage: defaultRetryAfterSeconds must be > 0');
   const title = capitalise(opts.title);
 

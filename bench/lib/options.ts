@@ -1,0 +1,76 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root (this file compiles to dist-bench/bench/lib/options.js). */
+export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+
+export interface BenchOptions {
+  /** Seconds of measured load per scenario and round. */
+  readonly durationS: number;
+  /** Seconds of unmeasured load per scenario before round 1 (JIT, keep-alive pools, cache fill). */
+  readonly warmupS: number;
+  readonly rounds: number;
+  /** Pause between two measured runs. */
+  readonly pauseMs: number;
+  /** Concurrent keep-alive connections of the load generator. */
+  readonly connections: number;
+  /** Clients in the coalesced burst. */
+  readonly burstClients: number;
+  /** Scenario ids to run (prefix match); empty = all. */
+  readonly only: readonly string[];
+  /** Where latest.json and chart.svg go. */
+  readonly outDir: string;
+  /** Server ids started with `--cpu-prof` (profiles land in `<outDir>/profiles`). */
+  readonly cpuProf: readonly string[];
+  /** Keep the servers' log files (else deleted at the end). */
+  readonly keepLogs: boolean;
+  /** Passed to Atrium as REDIS_URL (unset: in-memory cache and throttle, one instance). */
+  readonly redisUrl?: string;
+  /** Extra environment for the Atrium processes (`BENCH_ATRIUM_ENV="A=1,B=2"`). */
+  readonly atriumEnv: Readonly<Record<string, string>>;
+  /** The Atrium entry point to run (default dist/main.js; another build to compare with). */
+  readonly atriumMain: string;
+  /** Extra node flags for the Atrium processes (`BENCH_ATRIUM_NODE_ARGS="--trace-gc --max-semi-space-size=4"`). */
+  readonly atriumNodeArgs: readonly string[];
+}
+
+function num(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < min) throw new Error(`${name} must be a number ≥ ${min}`);
+  return v;
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** The knobs, all from the environment (README "Performance" lists them). */
+export function readOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions {
+  const atriumEnv: Record<string, string> = {};
+  for (const pair of list(env.BENCH_ATRIUM_ENV)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error('BENCH_ATRIUM_ENV must be NAME=value pairs separated by commas');
+    atriumEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return {
+    durationS: num(env, 'BENCH_DURATION', 6, 1),
+    warmupS: num(env, 'BENCH_WARMUP', 3, 0),
+    rounds: Math.floor(num(env, 'BENCH_ROUNDS', 3, 1)),
+    pauseMs: num(env, 'BENCH_PAUSE_MS', 500, 0),
+    connections: Math.floor(num(env, 'BENCH_CONNECTIONS', 50, 1)),
+    burstClients: Math.floor(num(env, 'BENCH_BURST_CLIENTS', 1000, 1)),
+    only: list(env.BENCH_SCENARIOS),
+    outDir: resolve(ROOT, env.BENCH_OUT || 'bench/results'),
+    cpuProf: list(env.BENCH_CPU_PROF),
+    keepLogs: env.BENCH_KEEP_LOGS === '1',
+    redisUrl: env.BENCH_REDIS_URL || undefined,
+    atriumEnv,
+    atriumMain: resolve(ROOT, env.BENCH_ATRIUM_MAIN || 'dist/main.js'),
+    atriumNodeArgs: (env.BENCH_ATRIUM_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+  };
+}

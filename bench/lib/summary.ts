@@ -1,0 +1,69 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import {
+  BURST_HEADER,
+  burstRows,
+  markdownTable,
+  median,
+  SCENARIO_HEADER,
+  scenarioRows,
+  TARGET_HEADER,
+  targetRows,
+  type BurstSummary,
+  type ScenarioSummary,
+  type TargetResult,
+} from './report.js';
+import type { MachineInfo } from './procfs.js';
+
+export interface SummaryInput {
+  machine: MachineInfo;
+  startedAt: string;
+  commit: string;
+  rounds: number;
+  durationS: number;
+  connections: number;
+  scenarios: ScenarioSummary[];
+  bursts: BurstSummary[];
+  targets: TargetResult[];
+  problems: string[];
+  findings: string[];
+}
+
+/** The measured part of the README's Performance section (also written as results/summary.md). */
+export function summaryMarkdown(x: SummaryInput): string {
+  const m = x.machine;
+  const others = x.scenarios.flatMap((s) => s.runs.map((r) => r.otherLoadCores));
+  const shared = others.length
+    ? ` Other processes on the machine kept a median of ${median(others).toFixed(1)} of its ${m.cpuCount} ` +
+      `cores busy during the measured runs (up to ${Math.max(...others).toFixed(1)}).`
+    : '';
+  const lines = [
+    `Measured ${x.startedAt.slice(0, 16).replace('T', ' ')} UTC at commit \`${x.commit}\` on ${m.cpuModel} ` +
+      `(${m.cpuId ? `${m.cpuId}, ` : ''}${m.cpuCount} vCPUs${m.cpuMHz ? `, ${m.cpuMHz} MHz` : ''}), Linux ${m.kernel}, Node ${m.node}; ` +
+      `load average at start ${m.loadAverageAtStart.join(' / ')}. ${x.rounds} interleaved rounds × ${x.durationS} s ` +
+      `per scenario, ${x.connections} connections, medians; ratios are to the ceiling of the same body size in the ` +
+      'same round.' +
+      shared,
+    '',
+    markdownTable(SCENARIO_HEADER, scenarioRows(x.scenarios)),
+    '',
+  ];
+  if (x.bursts.length) lines.push(markdownTable(BURST_HEADER, burstRows(x.bursts)), '');
+  lines.push(markdownTable(TARGET_HEADER, targetRows(x.targets), false), '');
+  if (x.findings.length)
+    lines.push('Baseline failures in this run:', '', ...x.findings.map((f) => `- ${f}`), '');
+  if (x.problems.length) lines.push('Problems in this run:', '', ...x.problems.map((p) => `- ${p}`), '');
+  return lines.join('\n');
+}
+
+export const README_START = '<!-- bench:results:start (written by npm run bench) -->';
+export const README_END = '<!-- bench:results:end -->';
+
+/** Replaces the block between the markers in the README; false when the markers are missing. */
+export function updateReadme(path: string, markdown: string): boolean {
+  const text = readFileSync(path, 'utf8');
+  const a = text.indexOf(README_START);
+  const b = text.indexOf(README_END);
+  if (a < 0 || b < a) return false;
+  writeFileSync(path, text.slice(0, a + README_START.length) + '\n\n' + markdown + '\n' + text.slice(b));
+  return true;
+}

@@ -1,0 +1,366 @@
+// `npm run bench`: every server in its own process on 127.0.0.1, checked (status, md5 of the body), warmed
+// up, then every scenario measured round-robin for several rounds; medians and ratios to the ceiling of the
+// same round are printed and written to bench/results (latest.json, chart.svg, summary.md) and the README.
+import { execFileSync } from 'node:child_process';
+import { randomBytes, createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { renderChart } from './lib/chart.js';
+import {
+  checkScenario,
+  measureBurst,
+  measureLoad,
+  type BurstMetrics,
+  type CheckResult,
+  type Harness,
+  type RunMetrics,
+} from './lib/measure.js';
+import { readOptions, ROOT, type BenchOptions } from './lib/options.js';
+import { BODY_SIZES, md5, payload } from './lib/payloads.js';
+import { machineInfo } from './lib/procfs.js';
+import {
+  BURST_HEADER,
+  burstRows,
+  evaluateTargets,
+  SCENARIO_HEADER,
+  scenarioRows,
+  summarise,
+  summariseBursts,
+  textTable,
+} from './lib/report.js';
+import { selectScenarios } from './lib/scenarios.js';
+import {
+  baseEnv,
+  SERVER_LABELS,
+  startServer,
+  type RunningServer,
+  type ServerId,
+  type ServerSpec,
+} from './lib/servers.js';
+import { summaryMarkdown, updateReadme } from './lib/summary.js';
+
+const DIST_BENCH = join(ROOT, 'dist-bench/bench');
+const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
+
+function log(line: string): void {
+  process.stdout.write(line + '\n');
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function git(args: string[], cwd = ROOT): string {
+  try {
+    return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return '';
+  }
+}
+
+/** A consumer with limits the bench never reaches, so the inbound throttle runs but never rejects. */
+function writeConsumers(dir: string): { file: string; key: string } {
+  const key = `atr_bench_${randomBytes(18).toString('base64url')}`;
+  const file = join(dir, 'consumers.json');
+  const doc = {
+    consumers: [
+      {
+        id: 'bench',
+        keyHashes: [createHash('sha256').update(key).digest('hex')],
+        upstreams: [...UPSTREAM_NAMES],
+        write: false,
+        limits: [
+          { name: 'per-second', ttlMs: 1000, limit: 1_000_000 },
+          { name: 'per-minute', ttlMs: 60_000, limit: 100_000_000 },
+        ],
+        weight: 1,
+      },
+    ],
+  };
+  writeFileSync(file, JSON.stringify(doc, null, 2));
+  return { file, key };
+}
+
+function atriumEnv(lane: string, upstream: RunningServer, consumersFile: string, opts: BenchOptions) {
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv(),
+    NODE_ENV: 'production',
+    ATRIUM_SANDBOX: 'off',
+    ATRIUM_CONSUMERS_FILE: consumersFile,
+    LOG_LEVEL: 'info',
+    ATRIUM_SHUTDOWN_GRACE_MS: '3000',
+  };
+  for (const name of UPSTREAM_NAMES) {
+    const p = `UPSTREAM_${name.toUpperCase()}_`;
+    // Each Atrium process has its own lane on the fake, so its upstream calls are counted apart.
+    env[p + 'BASE_URL'] = `${upstream.url}/${name === 'macro' ? lane : `${lane}-${name}`}/v2`;
+    env[p + 'TOKEN'] = `bench-${name}-upstream-token`;
+    // The shared upstream budget must not be what the bench measures.
+    env[p + 'RATE_PER_SEC'] = '100000';
+    env[p + 'BURST'] = '100000';
+    env[p + 'CONNECTIONS'] = '64';
+  }
+  if (opts.redisUrl) {
+    env.REDIS_URL = opts.redisUrl;
+    env.ATRIUM_REDIS_PREFIX = `bench:${randomBytes(4).toString('hex')}:${lane}:`;
+  }
+  return { ...env, ...opts.atriumEnv };
+}
+
+function serverSpec(
+  id: ServerId,
+  upstream: RunningServer | undefined,
+  consumersFile: string,
+  opts: BenchOptions,
+): ServerSpec {
+  const nodeArgs = opts.cpuProf.includes(id)
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${join(opts.outDir, 'profiles')}`,
+        `--cpu-prof-name=${id}-${Date.now()}.cpuprofile`,
+      ]
+    : [];
+  const upstreamFor = (lane: string) => ({
+    UPSTREAM_BASE_URL: `${upstream!.url}/${lane}/v2`,
+    UPSTREAM_TOKEN: 'bench-naive-upstream-token',
+  });
+  switch (id) {
+    case 'upstream':
+      return {
+        id,
+        script: join(DIST_BENCH, 'servers/upstream.js'),
+        env: { ...baseEnv(), FAKE_429_LANES: 'atrium-storm', FAKE_RETRY_AFTER_S: '3600' },
+        readyPath: '/__health',
+        nodeArgs,
+      };
+    case 'ceiling':
+      return { id, script: join(DIST_BENCH, 'servers/ceiling.js'), env: baseEnv(), readyPath: '/', nodeArgs };
+    case 'bare':
+      return {
+        id,
+        script: join(DIST_BENCH, 'servers/bare-proxy.js'),
+        env: { ...baseEnv(), UPSTREAM_BASE_URL: `${upstream!.url}/bare/v2` },
+        readyPath: '/__ready',
+        nodeArgs,
+      };
+    case 'naive-hit':
+    case 'naive-miss':
+      return {
+        id,
+        script: join(DIST_BENCH, 'servers/naive-proxy/main.js'),
+        env: { ...baseEnv(), NODE_ENV: 'production', ...upstreamFor(id) },
+        readyPath: '/__ready',
+        nodeArgs,
+      };
+    case 'atrium-hit':
+    case 'atrium-miss':
+    case 'atrium-storm':
+      return {
+        id,
+        script: opts.atriumMain,
+        env: atriumEnv(id, upstream!, consumersFile, opts),
+        readyPath: '/health/live',
+        nodeArgs: [...opts.atriumNodeArgs, ...nodeArgs],
+      };
+  }
+}
+
+async function main(): Promise<number> {
+  const opts = readOptions();
+  const { load, bursts } = selectScenarios(opts.only);
+  if (load.length === 0 && bursts.length === 0) throw new Error('BENCH_SCENARIOS matches no scenario');
+  const needed = new Set<ServerId>([
+    'upstream',
+    ...load.map((s) => s.server),
+    ...bursts.map((b) => b.server),
+  ]);
+  if ([...needed].some((id) => id.startsWith('atrium')) && !existsSync(opts.atriumMain))
+    throw new Error(`${opts.atriumMain} is missing: run \`npm run build\` first (npm run bench does)`);
+
+  const machine = machineInfo();
+  const startedAt = new Date().toISOString();
+  // The commit of the Atrium build measured (BENCH_ATRIUM_MAIN may point at another checkout).
+  const atriumRepo = git(['rev-parse', '--show-toplevel'], dirname(opts.atriumMain)) || ROOT;
+  const commit =
+    git(['rev-parse', '--short', 'HEAD'], atriumRepo) +
+    (git(['status', '--porcelain', '--', 'src'], atriumRepo) ? '+dirty' : '');
+  log(`Atrium bench: ${machine.cpuModel}, ${machine.cpuCount} vCPUs, Node ${machine.node}, commit ${commit}`);
+  log(
+    `${load.length} load scenarios, ${bursts.length} bursts; ${opts.rounds} rounds × ${opts.durationS} s, ` +
+      `warm-up ${opts.warmupS} s, ${opts.connections} connections`,
+  );
+  for (const size of BODY_SIZES)
+    log(`payload ${size}: ${payload(size).length} bytes, md5 ${md5(payload(size))}`);
+
+  const tmp = mkdtempSync(join(tmpdir(), 'atrium-bench-'));
+  const consumers = writeConsumers(tmp);
+  mkdirSync(opts.outDir, { recursive: true });
+  const servers = new Map<ServerId, RunningServer>();
+  const stopAll = async () => {
+    // Reverse order: the fake upstream last, so draining gateways can still reach it.
+    for (const s of [...servers.values()].reverse()) await s.stop();
+  };
+  const onSignal = () => {
+    void stopAll().then(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const runs = new Map<string, RunMetrics[]>();
+  const burstRuns = new Map<string, BurstMetrics[]>();
+  const checks = new Map<string, CheckResult>();
+  const problems: string[] = [];
+  const tag = Date.now().toString(36);
+  try {
+    // Start-up is sequential: Nest boots are CPU-heavy and the machine has two cores.
+    const upstream = await startServer(serverSpec('upstream', undefined, consumers.file, opts), tmp);
+    servers.set('upstream', upstream);
+    for (const id of needed) {
+      if (id === 'upstream') continue;
+      const s = await startServer(serverSpec(id, upstream, consumers.file, opts), tmp);
+      servers.set(id, s);
+      log(`started ${id} (pid ${s.pid}) on ${s.url}`);
+    }
+    const h: Harness = {
+      servers,
+      upstream,
+      headers: { authorization: `Bearer ${consumers.key}`, accept: 'application/json' },
+      connections: opts.connections,
+    };
+
+    for (const s of load) {
+      const c = await checkScenario(h, s, `${tag}c`);
+      checks.set(s.id, c);
+      const what = c.md5Match === null ? '' : c.md5Match ? ', body md5 matches' : ', BODY DIFFERS';
+      const xc = c.xCache.some((v) => v !== null) ? `, X-Cache ${c.xCache.join(' → ')}` : '';
+      log(`check ${s.id}: ${c.status}${what}${xc}${c.ok ? '' : '  <-- FAILED'}`);
+    }
+
+    if (opts.warmupS > 0) {
+      log(`warm-up: ${opts.warmupS} s per scenario`);
+      for (const s of load) {
+        const w = await measureLoad(h, s, opts.warmupS, 0, `${tag}w`);
+        if (w.errors || w.timeouts || w.unexpected)
+          log(
+            `  warm-up ${s.id}: ${w.errors} errors, ${w.timeouts} timeouts, ${w.unexpected} unexpected statuses`,
+          );
+        await sleep(opts.pauseMs);
+      }
+    }
+
+    for (let round = 1; round <= opts.rounds; round++) {
+      for (const s of load) {
+        const r = await measureLoad(h, s, opts.durationS, round, `${tag}r${round}`);
+        runs.set(s.id, [...(runs.get(s.id) ?? []), r]);
+        log(
+          `[round ${round}/${opts.rounds}] ${s.id.padEnd(22)} ${r.reqPerSec.toFixed(0).padStart(7)} req/s  ` +
+            `p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  CPU ${r.cpuUsPerReq.toFixed(1)} µs/req  ` +
+            `RSS ${r.peakRssMB} MB  upstream ${r.upstreamCallsPerReq}/req  others ${r.otherLoadCores} cores` +
+            (r.errors || r.unexpected ? `  errors ${r.errors}, unexpected ${r.unexpected}` : ''),
+        );
+        await sleep(opts.pauseMs);
+      }
+      for (const b of bursts) {
+        const r = await measureBurst(h, b, opts.burstClients, round, `${tag}r${round}`);
+        burstRuns.set(b.id, [...(burstRuns.get(b.id) ?? []), r]);
+        log(
+          `[round ${round}/${opts.rounds}] ${b.id.padEnd(22)} ${r.clients} clients → ${r.upstreamCalls} upstream calls, ` +
+            `${JSON.stringify(r.statusCounts)}, ${r.wallMs} ms`,
+        );
+        await sleep(opts.pauseMs);
+      }
+    }
+  } finally {
+    await stopAll();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  const scenarios = summarise(load, runs, checks);
+  const burstSummaries = summariseBursts(bursts, burstRuns);
+  for (const s of scenarios) problems.push(...s.problems.map((p) => `${s.id}: ${p}`));
+  for (const b of burstSummaries) problems.push(...b.problems.map((p) => `${b.id}: ${p}`));
+  const targets = evaluateTargets(scenarios, burstSummaries);
+
+  log('');
+  log(textTable(SCENARIO_HEADER, scenarioRows(scenarios)));
+  if (burstSummaries.length) log('\n' + textTable(BURST_HEADER, burstRows(burstSummaries)));
+  log('');
+  for (const t of targets)
+    log(
+      `${t.met === null ? 'n/a    ' : t.met ? 'met    ' : 'NOT MET'}  ${t.target}: ${t.measured}${t.note ? ` (${t.note})` : ''}`,
+    );
+  const findings = burstSummaries.flatMap((b) => b.findings.map((f) => `${b.id}: ${f}`));
+  if (findings.length)
+    log('\nFindings (baseline failures, reported):\n' + findings.map((f) => `  - ${f}`).join('\n'));
+  if (problems.length) log('\nPROBLEMS:\n' + problems.map((p) => `  - ${p}`).join('\n'));
+
+  const finishedAt = new Date().toISOString();
+  const result = {
+    schema: 1,
+    startedAt,
+    finishedAt,
+    wallS: Math.round((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000),
+    commit,
+    machine,
+    options: {
+      durationS: opts.durationS,
+      warmupS: opts.warmupS,
+      rounds: opts.rounds,
+      connections: opts.connections,
+      burstClients: opts.burstClients,
+      redis: Boolean(opts.redisUrl),
+      atriumEnv: opts.atriumEnv,
+      atriumMain: relative(ROOT, opts.atriumMain),
+      atriumNodeArgs: opts.atriumNodeArgs,
+    },
+    payloads: Object.fromEntries(
+      BODY_SIZES.map((s) => [s, { bytes: payload(s).length, md5: md5(payload(s)) }]),
+    ),
+    servers: [...needed].map((id) => ({ id, description: SERVER_LABELS[id] })),
+    scenarios,
+    bursts: burstSummaries,
+    targets,
+    problems,
+    findings,
+  };
+  writeFileSync(join(opts.outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
+  const subtitle =
+    `${machine.cpuModel}${machine.cpuId ? ` (${machine.cpuId})` : ''}, ${machine.cpuCount} vCPUs shared by servers and load generator; Node ${machine.node}; ` +
+    `${opts.rounds} rounds × ${opts.durationS} s, ${opts.connections} connections; ${startedAt.slice(0, 10)}`;
+  writeFileSync(join(opts.outDir, 'chart.svg'), renderChart(scenarios, subtitle));
+  const md = summaryMarkdown({
+    machine,
+    startedAt,
+    commit,
+    rounds: opts.rounds,
+    durationS: opts.durationS,
+    connections: opts.connections,
+    scenarios,
+    bursts: burstSummaries,
+    targets,
+    problems,
+    findings,
+  });
+  writeFileSync(join(opts.outDir, 'summary.md'), md);
+  log(`\nwrote ${relative(ROOT, join(opts.outDir, 'latest.json'))}, chart.svg, summary.md`);
+  const fullRun = opts.only.length === 0 && opts.outDir === join(ROOT, 'bench/results');
+  if (fullRun && process.env.BENCH_README !== '0') {
+    if (updateReadme(join(ROOT, 'README.md'), md)) log('updated the README Performance tables');
+    else log('README markers not found; the README was not updated');
+  }
+  if (opts.keepLogs) log(`server logs kept in ${tmp}`);
+  else rmSync(tmp, { recursive: true, force: true });
+  return problems.length ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(
+      `bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    process.exit(2);
+  },
+);

@@ -1,0 +1,35 @@
+import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { extractConsumerKey } from '../core/auth/consumer-key.js';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import { parseBatchCall } from './batch-request.js';
+import { BatchService } from './batch.service.js';
+
+/**
+ * `POST /batch`: several GETs in one call. Any authenticated consumer may batch; each item is then
+ * authorised on its own (an item of an interface the consumer may not use gets its own 403).
+ */
+@Controller()
+export class BatchController {
+  constructor(private readonly batch: BatchService) {}
+
+  @Post('batch')
+  @HttpCode(200)
+  async run(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const call = parseBatchCall(req.body, this.batch.limits);
+    // The guard has authenticated this key; the items present it again, so the same checks run per item.
+    const key = extractConsumerKey(req);
+    if (!key) throw new GatewayError('UNAUTHENTICATED');
+    const lang = req.headers['accept-language'];
+    const result = await this.batch.run(call, {
+      key,
+      requestId: String(req.id),
+      acceptLanguage: typeof lang === 'string' ? lang : undefined,
+    });
+    void reply
+      .code(200)
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .send(JSON.stringify(result));
+  }
+}

@@ -1,0 +1,235 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance } from 'fastify';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import { buildEnvelope } from '../core/errors/error-envelope.js';
+import { ErrorShapeRegistry } from '../core/errors/error-shape.registry.js';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import { ProxyService } from '../proxy/proxy.service.js';
+import type { BatchCall, BatchItem } from './batch-request.js';
+import { RouteMatcher } from './route-matcher.js';
+
+export type BodyEncoding = 'json' | 'text' | 'base64';
+
+export interface BatchItemResult {
+  id: string;
+  /** Route id when the path is a known interface route (`macro.feeds.list`). */
+  route?: string;
+  /** False when the batch deadline passed first; the item then carries a 504 envelope. */
+  completed: boolean;
+  status: number;
+  /** Headers of note only: content type, cache state, age, retry-after, rate-limit state, request id. */
+  headers: Record<string, string>;
+  body?: unknown;
+  bodyEncoding?: BodyEncoding;
+  durationMs: number;
+}
+
+export interface BatchResult {
+  total: number;
+  completed: number;
+  timedOut: boolean;
+  timeoutMs: number;
+  durationMs: number;
+  items: BatchItemResult[];
+}
+
+/** Who runs the batch: every item runs with this caller's key, so auth and permissions apply per item. */
+export interface BatchCaller {
+  readonly key: string;
+  readonly requestId: string;
+  readonly acceptLanguage?: string;
+}
+
+const NOTE_HEADERS = ['content-type', 'x-cache', 'age', 'retry-after', 'x-request-id', 'content-language'];
+const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
+const TEXT_TYPE = /^(?:text\/|application\/(?:[\w.+-]*\+)?xml\b)/i;
+
+function headerValue(v: string | string[] | number | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v.join(', ') : String(v);
+}
+
+/** Bytes → the item's body: parsed JSON, text, or base64 for anything else. */
+export function decodeBody(
+  bytes: Buffer,
+  contentType: string | undefined,
+): { body?: unknown; bodyEncoding?: BodyEncoding } {
+  if (bytes.length === 0) return {};
+  if (contentType && JSON_TYPE.test(contentType)) {
+    try {
+      return { body: JSON.parse(bytes.toString('utf8')) as unknown, bodyEncoding: 'json' };
+    } catch {
+      return { body: bytes.toString('utf8'), bodyEncoding: 'text' };
+    }
+  }
+  if (contentType && TEXT_TYPE.test(contentType))
+    return { body: bytes.toString('utf8'), bodyEncoding: 'text' };
+  return { body: bytes.toString('base64'), bodyEncoding: 'base64' };
+}
+
+/**
+ * Runs a batch's GET items in parallel through the whole gateway stack with `fastify.inject` and the
+ * caller's key: the same guard (auth, permission per item), consumer quota, validation pipes, pipeline
+ * (cache, coalescing, budget, retries) and error envelopes as a direct call, with no socket in between.
+ */
+@Injectable()
+export class BatchService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Batch');
+  private matcher = new RouteMatcher([]);
+  private fastify?: FastifyInstance;
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly proxy: ProxyService,
+    private readonly shapes: ErrorShapeRegistry,
+    @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
+  ) {}
+
+  /** Upstream modules register in their onModuleInit; by bootstrap every route table is known. */
+  onApplicationBootstrap(): void {
+    this.matcher = new RouteMatcher(this.proxy.all().map((u) => u.def));
+    this.fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
+  }
+
+  get limits(): { maxItems: number; timeoutMs: number } {
+    return this.config.batch;
+  }
+
+  async run(call: BatchCall, caller: BatchCaller): Promise<BatchResult> {
+    const started = performance.now();
+    const results: Array<BatchItemResult | undefined> = call.items.map(() => undefined);
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, call.timeoutMs);
+    });
+    const all = Promise.all(
+      call.items.map(async (item, i) => {
+        const r = await this.runItem(item, i, caller, abort.signal);
+        // An item that finishes after the deadline has already been reported as incomplete.
+        if (!abort.signal.aborted) results[i] = r;
+      }),
+    );
+    await Promise.race([all, deadline]);
+    clearTimeout(timer);
+    const timedOut = results.some((r) => r === undefined);
+    // Stop waiting on what is left; the pipeline's own deadlines end those upstream calls.
+    if (timedOut) abort.abort();
+    const items = call.items.map((item, i) => results[i] ?? this.incomplete(item, i, caller, call.timeoutMs));
+    return {
+      total: items.length,
+      completed: items.filter((r) => r.completed).length,
+      timedOut,
+      timeoutMs: call.timeoutMs,
+      durationMs: Math.round(performance.now() - started),
+      items,
+    };
+  }
+
+  private itemRequestId(caller: BatchCaller, i: number): string {
+    return `${caller.requestId.slice(0, 120)}:${i}`;
+  }
+
+  private async runItem(
+    item: BatchItem,
+    i: number,
+    caller: BatchCaller,
+    signal: AbortSignal,
+  ): Promise<BatchItemResult> {
+    const started = performance.now();
+    const requestId = this.itemRequestId(caller, i);
+    const match = this.matcher.match('GET', item.path);
+    const refuse = (err: GatewayError): BatchItemResult =>
+      this.errorItem(item, requestId, err, true, started, match?.route?.id);
+
+    if (!match && this.matcher.upstreamOf(item.path) === undefined)
+      return refuse(
+        new GatewayError('NOT_FOUND', {
+          message: 'A batch item must be an interface path (/macro/…, /company/…, /documents/…, /deals/…).',
+        }),
+      );
+    if (match && !match.route)
+      return refuse(
+        new GatewayError('METHOD_NOT_ALLOWED', {
+          message: 'This path takes no GET; a batch holds GETs only.',
+        }),
+      );
+    if (match?.route?.file)
+      return refuse(
+        new GatewayError('VALIDATION_FAILED', {
+          parameter: `requests[${i}].path`,
+          message: 'File downloads cannot be batched; fetch the file with its own call.',
+        }),
+      );
+
+    const headers: Record<string, string> = {
+      'x-api-key': caller.key,
+      'x-request-id': requestId,
+      accept: item.headers.accept ?? 'application/json',
+    };
+    const lang = item.headers['accept-language'] ?? caller.acceptLanguage;
+    if (lang) headers['accept-language'] = lang;
+    if (item.headers['cache-control']) headers['cache-control'] = item.headers['cache-control'];
+
+    try {
+      const res = await this.fastify!.inject({ method: 'GET', url: item.path, headers, signal });
+      const out: Record<string, string> = {};
+      for (const name of NOTE_HEADERS) {
+        const v = headerValue(res.headers[name]);
+        if (v !== undefined) out[name] = v;
+      }
+      for (const name in res.headers)
+        if (name.startsWith('ratelimit')) out[name] = headerValue(res.headers[name])!;
+      return {
+        id: item.id,
+        ...(match?.route ? { route: match.route.id } : {}),
+        completed: true,
+        status: res.statusCode,
+        headers: out,
+        ...decodeBody(res.rawPayload, out['content-type']),
+        durationMs: Math.round(performance.now() - started),
+      };
+    } catch (e) {
+      // Aborted at the deadline: run() reports the item as incomplete. Anything else is a gateway bug.
+      if (!signal.aborted)
+        this.logger.error(`errorId=${requestId} batch item failed: ${(e as Error).message}`);
+      return refuse(new GatewayError('INTERNAL', { cause: e }));
+    }
+  }
+
+  private incomplete(item: BatchItem, i: number, caller: BatchCaller, timeoutMs: number): BatchItemResult {
+    const err = new GatewayError('UPSTREAM_TIMEOUT', {
+      message: `The batch deadline (${timeoutMs} ms) passed before this item completed.`,
+    });
+    const r = this.errorItem(item, this.itemRequestId(caller, i), err, false, undefined);
+    r.durationMs = timeoutMs;
+    const route = this.matcher.match('GET', item.path)?.route;
+    if (route) r.route = route.id;
+    return r;
+  }
+
+  /** A gateway-made answer for an item (refused before it ran, or cut by the deadline): the usual envelope. */
+  private errorItem(
+    item: BatchItem,
+    requestId: string,
+    err: GatewayError,
+    completed: boolean,
+    started: number | undefined,
+    route?: string,
+  ): BatchItemResult {
+    const body: Record<string, unknown> = { ...buildEnvelope(err, requestId) };
+    const ext = this.shapes.forUrl(item.path);
+    if (ext) Object.assign(body, ext.extend(err));
+    return {
+      id: item.id,
+      ...(route ? { route } : {}),
+      completed,
+      status: err.status,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId },
+      body,
+      bodyEncoding: 'json',
+      durationMs: started === undefined ? 0 : Math.round(performance.now() - started),
+    };
+  }
+}

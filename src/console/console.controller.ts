@@ -1,0 +1,43 @@
+import { Controller, Get, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { Public } from '../core/auth/auth.decorators.js';
+import { ConsoleStateService } from './console-state.service.js';
+import { CONSOLE_PAGE } from './console-page.js';
+import { consoleOff, OperatorGuard } from './operator.guard.js';
+
+/**
+ * The operator console. The page itself holds no data and loads without a key (it asks for one); its
+ * JSON state is behind the operator key. Consumer keys open neither.
+ */
+@Public()
+@Controller('console')
+export class ConsoleController {
+  constructor(
+    private readonly state: ConsoleStateService,
+    private readonly operator: OperatorGuard,
+  ) {}
+
+  @Get()
+  page(@Res() reply: FastifyReply): void {
+    if (!this.operator.enabled) throw consoleOff();
+    void reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', CONSOLE_PAGE.csp)
+      .header('x-content-type-options', 'nosniff')
+      .header('x-frame-options', 'DENY')
+      .header('referrer-policy', 'no-referrer')
+      .send(CONSOLE_PAGE.html);
+  }
+
+  @Get('api/state')
+  @UseGuards(OperatorGuard)
+  async apiState(@Res() reply: FastifyReply): Promise<void> {
+    const state = await this.state.state();
+    void reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .send(JSON.stringify(state));
+  }
+}

@@ -1,0 +1,150 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
+import { CONSUMER_STORE } from '../auth/consumer-auth.guard.js';
+import { extractConsumerKey } from '../auth/consumer-key.js';
+import type { ConsumerStore } from '../auth/consumer-store.service.js';
+import { GatewayError } from '../errors/gateway-error.js';
+
+/** Response headers a browser app may read: request id, cache state, rate-limit state, file names. */
+export const CORS_EXPOSED_HEADERS = [
+  'x-request-id',
+  'x-cache',
+  'age',
+  'retry-after',
+  'ratelimit',
+  'ratelimit-policy',
+  'ratelimit-limit',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'content-disposition',
+] as const;
+
+/** Request headers a browser app may send: the key positions, negotiation, cache control, its request id. */
+export const CORS_ALLOWED_HEADERS = [
+  'authorization',
+  'x-api-key',
+  'content-type',
+  'accept',
+  'accept-language',
+  'cache-control',
+  'x-request-id',
+] as const;
+
+export const CORS_ALLOWED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** `https://App.example:443/` → `https://app.example`; undefined when it is not an http(s) origin. */
+export function normalizeOrigin(origin: string): string | undefined {
+  try {
+    const u = new URL(origin);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * CORS per consumer (architecture §2). A preflight carries no key, so it is allowed when the origin is in
+ * ANY consumer's list; the real request is then allowed only when the authenticated consumer lists the
+ * origin. Answers echo the origin (never `*`, since credentials are allowed) and vary on it. Runs in the
+ * Fastify onRequest hook: preflights never reach auth, routing or an upstream.
+ */
+@Injectable()
+export class CorsPolicy {
+  /** Union of every consumer's origins: what a key-less preflight may be allowed for. */
+  private readonly anyConsumer = new Set<string>();
+  private readonly byConsumer = new Map<string, ReadonlySet<string>>();
+  /** Preflight answer headers, built once. */
+  private readonly preflight: Record<string, string>;
+  private readonly exposed = CORS_EXPOSED_HEADERS.join(', ');
+
+  constructor(
+    @Inject(CONSUMER_STORE) private readonly store: ConsumerStore,
+    @Inject(ATRIUM_CONFIG) config: Pick<AtriumConfig, 'corsMaxAgeSeconds'>,
+  ) {
+    for (const c of store.all()) {
+      const own = new Set<string>();
+      for (const o of c.corsOrigins) {
+        const n = normalizeOrigin(o);
+        if (!n) throw new Error(`consumer "${c.id}": corsOrigins entry is not an http(s) origin`);
+        own.add(n);
+        this.anyConsumer.add(n);
+      }
+      this.byConsumer.set(c.id, own);
+    }
+    this.preflight = {
+      'access-control-allow-methods': CORS_ALLOWED_METHODS.join(', '),
+      'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(', '),
+      'access-control-max-age': String(config.corsMaxAgeSeconds),
+    };
+  }
+
+  /** Origins some consumer allows (console, docs). */
+  get origins(): readonly string[] {
+    return [...this.anyConsumer];
+  }
+
+  /**
+   * Applies the policy to one request. Returns false when it has answered (a preflight) or `fail` was
+   * called (a refused origin); true when the request goes on.
+   */
+  onRequest(req: FastifyRequest, reply: FastifyReply, fail: (err: GatewayError) => void): boolean {
+    const raw = header(req, 'origin');
+    if (raw === undefined) {
+      // Browser caches must not reuse a non-CORS answer for a cross-origin call.
+      if (this.anyConsumer.size > 0) void reply.header('vary', 'Origin');
+      return true;
+    }
+    // Same-origin calls (the console, the docs page) are not CORS.
+    const host = header(req, 'host');
+    if (host !== undefined && raw.slice(raw.indexOf('//') + 2) === host) return true;
+    // Browsers send origins already serialised: the set lookup spares a URL parse for every known one.
+    const origin = this.anyConsumer.has(raw) ? raw : normalizeOrigin(raw);
+    const known = origin !== undefined && this.anyConsumer.has(origin);
+
+    if (req.method === 'OPTIONS' && header(req, 'access-control-request-method') !== undefined) {
+      void reply.header('vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
+      if (!known) {
+        fail(new GatewayError('FORBIDDEN', { message: 'This origin may not call the gateway.' }));
+        return false;
+      }
+      this.allow(reply, origin);
+      for (const name in this.preflight) void reply.header(name, this.preflight[name]);
+      void reply.code(204).send();
+      return false;
+    }
+
+    void reply.header('vary', 'Origin');
+    if (!known) {
+      // Refused before auth and routing: a page on an unknown origin spends no quota.
+      fail(new GatewayError('FORBIDDEN', { message: 'This origin may not call the gateway.' }));
+      return false;
+    }
+    // The origin is allowed for someone; from here on the browser may read the answer, errors included.
+    this.allow(reply, origin);
+    const key = extractConsumerKey(req);
+    const consumer = key === undefined ? undefined : this.store.authenticate(key);
+    // No or an unknown key: the guard answers 401 (readable by the page). A known key must list the origin.
+    if (consumer && !this.byConsumer.get(consumer.id)?.has(origin)) {
+      fail(
+        new GatewayError('FORBIDDEN', {
+          message: `Consumer "${consumer.id}" may not be used from this origin.`,
+        }),
+      );
+      return false;
+    }
+    return true;
+  }
+
+  private allow(reply: FastifyReply, origin: string): void {
+    void reply
+      .header('access-control-allow-origin', origin)
+      .header('access-control-allow-credentials', 'true')
+      .header('access-control-expose-headers', this.exposed);
+  }
+}

@@ -1,0 +1,62 @@
+import { WRITE_METHODS, type RouteDefinition } from '../pipeline.types.js';
+import { keyRulesOf, type KeyContext } from './cache-key.js';
+
+/** What the cache does with a route, decided once per route when the pipeline is built. */
+export type RoutePolicy =
+  /** Never cached or coalesced: files, side-effecting GETs, GETs without a TTL (or overridden to 0). */
+  | { readonly kind: 'bypass' }
+  /** A write: passes through; on success, drops the family's cached GETs for that credential. */
+  | { readonly kind: 'write'; readonly family: string }
+  | {
+      readonly kind: 'cache';
+      readonly ttlMs: number;
+      readonly key: KeyContext;
+      /** The family has write routes, so its entries are indexed for invalidation (Redis). */
+      readonly indexed: boolean;
+    };
+
+/**
+ * TTL of a route: config override for `upstream.family`, else for `family`, else the route table's value.
+ * Undefined (or 0) means the route is not cached.
+ */
+export function resolveTtlMs(
+  upstream: string,
+  route: RouteDefinition,
+  overrides: Readonly<Record<string, number>>,
+): number | undefined {
+  const specific = overrides[`${upstream}.${route.family}`];
+  if (specific !== undefined) return specific;
+  const general = overrides[route.family];
+  if (general !== undefined) return general;
+  return route.cacheTtlMs;
+}
+
+export function routePolicy(
+  upstream: string,
+  route: RouteDefinition,
+  overrides: Readonly<Record<string, number>>,
+  writeFamilies: ReadonlySet<string>,
+): RoutePolicy {
+  if (WRITE_METHODS.has(route.method)) return { kind: 'write', family: route.family };
+  // A TTL on a file or side-effecting route is ignored even if a config override names its family.
+  if (route.method !== 'GET' || route.file || route.sideEffect || route.cacheTtlMs === undefined)
+    return { kind: 'bypass' };
+  const ttlMs = resolveTtlMs(upstream, route, overrides);
+  if (!ttlMs || ttlMs <= 0) return { kind: 'bypass' };
+  return {
+    kind: 'cache',
+    ttlMs,
+    key: { family: route.family, rules: keyRulesOf(route) },
+    indexed: writeFamilies.has(route.family),
+  };
+}
+
+/** Policies for every route of an upstream. */
+export function routePolicies(
+  upstream: string,
+  routes: readonly RouteDefinition[],
+  overrides: Readonly<Record<string, number>>,
+): Map<RouteDefinition, RoutePolicy> {
+  const writeFamilies = new Set(routes.filter((r) => WRITE_METHODS.has(r.method)).map((r) => r.family));
+  return new Map(routes.map((r) => [r, routePolicy(upstream, r, overrides, writeFamilies)]));
+}

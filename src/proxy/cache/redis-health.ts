@@ -1,0 +1,98 @@
+export interface RedisHealthOptions {
+  /** Logs one line per transition (down, back). */
+  readonly log: (level: 'warn' | 'log', message: string) => void;
+  /** Counts every failed Redis operation. */
+  readonly onError: () => void;
+  /** A cheap round trip through every client the store uses; throws while Redis is unusable. */
+  readonly probe: () => Promise<void>;
+  /** How often a down Redis is probed. */
+  readonly probeIntervalMs: number;
+}
+
+/** Consecutive timeouts (with the connection still up) that count as Redis being down. */
+const SOFT_FAILURES_TO_TRIP = 3;
+
+/** A Redis reply that did not come in time (the connection itself may be fine). */
+export class RedisTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`Redis did not answer within ${ms} ms`);
+    this.name = 'RedisTimeoutError';
+  }
+}
+
+function isTimeout(err: unknown): boolean {
+  return (
+    err instanceof RedisTimeoutError ||
+    (err instanceof Error && /timeout|timed out/i.test(err.name + err.message))
+  );
+}
+
+/**
+ * Whether the cache may use Redis right now. A lost connection trips it at once; timeouts trip it after a few
+ * in a row (one slow reply should cost one request its cache, not the whole process). While tripped, requests
+ * do not touch Redis at all and a background probe checks it until it answers again. Transitions are logged
+ * once each; every failure is counted.
+ */
+export class RedisHealth {
+  private up = true;
+  private softFailures = 0;
+  private probing?: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly opts: RedisHealthOptions) {}
+
+  get available(): boolean {
+    return this.up;
+  }
+
+  /** Called after a successful round trip. */
+  succeeded(): void {
+    this.softFailures = 0;
+  }
+
+  failed(err: unknown): void {
+    this.opts.onError();
+    if (!this.up || this.closed) return;
+    if (isTimeout(err) && ++this.softFailures < SOFT_FAILURES_TO_TRIP) return;
+    this.softFailures = 0;
+    this.up = false;
+    this.opts.log(
+      'warn',
+      `Redis unavailable for the response cache (${describe(err)}); serving from the upstream until it returns`,
+    );
+    this.scheduleProbe();
+  }
+
+  /** Starts in the down state (e.g. Redis did not answer at boot) without counting an error. */
+  startDown(err: unknown): void {
+    if (!this.up) return;
+    this.up = false;
+    this.opts.log('warn', `Redis unavailable for the response cache at start (${describe(err)})`);
+    this.scheduleProbe();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.probing) clearTimeout(this.probing);
+  }
+
+  private scheduleProbe(): void {
+    if (this.closed || this.probing) return;
+    this.probing = setTimeout(() => {
+      this.probing = undefined;
+      this.opts.probe().then(
+        () => {
+          if (this.closed) return;
+          this.up = true;
+          this.opts.log('log', 'Redis is back for the response cache');
+        },
+        () => this.scheduleProbe(),
+      );
+    }, this.opts.probeIntervalMs);
+    this.probing.unref();
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

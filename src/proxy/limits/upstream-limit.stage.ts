@@ -1,0 +1,48 @@
+import { GatewayError } from '../../core/errors/gateway-error.js';
+import type { ProxyRequest, Stage } from '../pipeline.types.js';
+
+/** What the limit and retry stages need from an upstream's limiter (UpstreamLimiter). */
+export interface LimitGate {
+  /** Cooldown, breaker and a token for the first attempt; throws 429 / 503 GatewayErrors. */
+  acquire(req: ProxyRequest): Promise<void>;
+  /** The same before a retry. */
+  acquireRetry(req: ProxyRequest): Promise<void>;
+  settleSuccess(req: ProxyRequest): void;
+  /** Records a failed attempt (once) and returns the error to pass on. */
+  settleError(req: ProxyRequest, err: unknown): Promise<unknown>;
+}
+
+export interface UpstreamLimitStageOptions {
+  readonly gate: LimitGate;
+  /** Every 429 UPSTREAM_RATE_LIMITED passed on (metrics). */
+  readonly onRateLimited?: () => void;
+}
+
+/**
+ * The upstream-limit stage: inside cache and coalescing, so only real upstream calls get here and spend
+ * tokens. Cooldown and open breaker answer at once; otherwise the call waits (fairly, briefly) for a token.
+ * The outcome feeds the breaker, the learned rate and, for an upstream 429, the fleet's cooldown.
+ */
+export function upstreamLimitStage(opts: UpstreamLimitStageOptions): Stage {
+  const { gate } = opts;
+  if (!gate || typeof gate.acquire !== 'function') throw new Error('upstreamLimitStage: gate required');
+  const passOn = (e: unknown): unknown => {
+    if (e instanceof GatewayError && e.code === 'UPSTREAM_RATE_LIMITED') opts.onRateLimited?.();
+    return e;
+  };
+  return (next) => async (req) => {
+    try {
+      await gate.acquire(req);
+    } catch (e) {
+      throw passOn(e);
+    }
+    let res;
+    try {
+      res = await next(req);
+    } catch (e) {
+      throw passOn(await gate.settleError(req, e));
+    }
+    gate.settleSuccess(req);
+    return res;
+  };
+}

@@ -1,0 +1,190 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Test } from '@nestjs/testing';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Pool } from 'undici';
+import { AppModule } from '../../src/app.module.js';
+import { loadConfig } from '../../src/config/atrium-config.js';
+import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
+import type { Consumer } from '../../src/core/auth/consumer.js';
+import type { TestConsumer } from '../helpers/consumers.js';
+import type { GatewayHandle } from '../helpers/gateway.js';
+
+export interface BurstResult {
+  status: number;
+  cache: string | undefined;
+  body: Buffer;
+}
+
+export interface BurstOptions {
+  /**
+   * Send in waves of this many requests, `waveGapMs` apart. A listener's accept backlog (511 in Node) drops
+   * SYNs when 1,000 connections open in the same instant, and the clients then wait for SYN retransmits
+   * (1 s, 3 s, 7 s); waves keep every connect accepted at once while all requests are still in flight
+   * together, as long as the upstream answers slower than the waves take.
+   */
+  waveSize?: number;
+  waveGapMs?: number;
+}
+
+/**
+ * Sends `n` identical GETs, each on its own connection (a Pool with n connections really opens them), spread
+ * round-robin over `bases`, all in flight together.
+ */
+export async function burst(
+  bases: readonly string[],
+  path: string,
+  n: number,
+  headers: Record<string, string>,
+  opts: BurstOptions = {},
+): Promise<BurstResult[]> {
+  const waveSize = opts.waveSize ?? n;
+  const gap = opts.waveGapMs ?? 0;
+  const per = Math.ceil(n / bases.length);
+  const pools = bases.map((b) => new Pool(b, { connections: per, pipelining: 1, connectTimeout: 20_000 }));
+  try {
+    return await Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const wave = Math.floor(i / waveSize);
+        if (wave > 0) await new Promise((r) => setTimeout(r, wave * gap));
+        const res = await pools[i % pools.length].request({ method: 'GET', path, headers });
+        const body = Buffer.from(await res.body.arrayBuffer());
+        const cache = res.headers['x-cache'];
+        return { status: res.statusCode, cache: typeof cache === 'string' ? cache : undefined, body };
+      }),
+    );
+  } finally {
+    await Promise.all(pools.map((p) => p.close()));
+  }
+}
+
+export function sha256Hex(b: Buffer): string {
+  return createHash('sha256').update(b).digest('hex');
+}
+
+/** A consumers file for spawned gateways (keys stored as SHA-256, as in production). */
+export function writeConsumersFile(consumers: readonly TestConsumer[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'atrium-cache-'));
+  const file = join(dir, 'consumers.json');
+  const doc = {
+    consumers: consumers.map(({ consumer }) => ({
+      id: consumer.id,
+      keyHashes: consumer.keyHashes.map((h) => h.toString('hex')),
+      upstreams: [...consumer.upstreams],
+      write: consumer.write,
+      limits: consumer.limits,
+      weight: consumer.weight,
+    })),
+  };
+  writeFileSync(file, JSON.stringify(doc));
+  return file;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface OwnRedis {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  /** Kills the server by its PID and waits for the exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** A redis-server of the test's own on `port` (no persistence), ready when it accepts a PING. */
+export async function startRedis(port: number): Promise<OwnRedis> {
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
+    if (await ping(port)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error('redis-server did not start');
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    child,
+    kill: async (signal = 'SIGKILL') => {
+      if (child.exitCode === null && child.pid) process.kill(child.pid, signal);
+      await exited;
+    },
+  };
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(500, () => done(false));
+    s.on('connect', () => s.write('PING\r\n'));
+    s.on('data', (d: Buffer) => done(d.toString().startsWith('+PONG')));
+    s.on('error', () => done(false));
+  });
+}
+
+/** Polls until `fn` returns true (bounded). */
+export async function eventually(
+  fn: () => Promise<boolean> | boolean,
+  timeoutMs = 10_000,
+  stepMs = 50,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
+/**
+ * Like test/helpers/gateway.ts `startGateway`, but listening with a deep accept backlog: 1,000 clients that
+ * connect in the same instant overflow Node's default of 511 and then wait for SYN retransmits.
+ */
+export async function startBurstGateway(
+  env: Record<string, string>,
+  consumers: readonly Consumer[],
+): Promise<GatewayHandle> {
+  const unused: Record<string, string> = {};
+  for (const name of ['COMPANY', 'DOCUMENTS', 'DEALS']) {
+    unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
+    unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
+  }
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...env });
+  const mod = await Test.createTestingModule({
+    imports: [AppModule.forRoot({ config, consumers })],
+  }).compile();
+  const app = mod.createNestApplication<NestFastifyApplication>(createAdapter(config), {
+    ...NEST_APP_OPTIONS,
+    logger: false,
+  });
+  configureApp(app);
+  await app.listen({ port: 0, host: '127.0.0.1', backlog: 2048 });
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { app, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}

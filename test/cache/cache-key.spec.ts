@@ -1,0 +1,206 @@
+import { FeedsQueryDto } from '../../src/upstreams/macro/dto/feeds-query.dto.js';
+import { LayoutTableQueryDto } from '../../src/upstreams/macro/dto/layout-table-query.dto.js';
+import {
+  cacheKeyOf,
+  canonicalQuery,
+  keyRulesOf,
+  pathOfKey,
+  upstreamOfKey,
+  type KeyContext,
+} from '../../src/proxy/cache/cache-key.js';
+import type { ProxyRequest, RouteDefinition } from '../../src/proxy/pipeline.types.js';
+
+const feedsRoute: RouteDefinition = {
+  id: 'macro.feeds.list',
+  method: 'GET',
+  path: '/feeds',
+  family: 'feeds',
+  cacheTtlMs: 30_000,
+  query: FeedsQueryDto,
+};
+const plainRoute: RouteDefinition = {
+  id: 'macro.dictionary.units',
+  method: 'GET',
+  path: '/dictionary/units',
+  family: 'dictionary',
+  cacheTtlMs: 1000,
+};
+
+function req(partial: Partial<ProxyRequest> = {}, route: RouteDefinition = feedsRoute): ProxyRequest {
+  return {
+    upstream: 'macro',
+    route,
+    method: 'GET',
+    path: route.path,
+    query: [],
+    headers: {},
+    consumerId: 'c',
+    requestId: 'r',
+    format: 'json',
+    lang: 'en',
+    credentialId: 'token:0123456789ab',
+    deadline: Date.now() + 1000,
+    noCache: false,
+    weight: 1,
+    ...partial,
+  };
+}
+
+const feeds: KeyContext = { family: 'feeds', rules: keyRulesOf(feedsRoute) };
+const plain: KeyContext = { family: 'dictionary', rules: keyRulesOf(plainRoute) };
+const keyOf = (r: Partial<ProxyRequest>, ctx = feeds) =>
+  cacheKeyOf(req(r, ctx === feeds ? feedsRoute : plainRoute), ctx);
+
+describe('cache key canonicalisation', () => {
+  it('reads booleans and lists from the route DTO once', () => {
+    expect([...feeds.rules.booleans]).toEqual(['with_model_information']);
+    expect([...feeds.rules.lists]).toEqual(['status']);
+    expect(keyRulesOf({ ...feedsRoute, query: LayoutTableQueryDto }).lists.size).toBe(0);
+    expect(plain.rules.booleans.size).toBe(0);
+  });
+
+  it('ignores parameter order (names sorted, repeated values keep their order)', () => {
+    const a = keyOf({
+      query: [
+        ['limit', '2'],
+        ['offset', '4'],
+        ['created_order', 'DESC'],
+      ],
+    });
+    const b = keyOf({
+      query: [
+        ['created_order', 'DESC'],
+        ['offset', '4'],
+        ['limit', '2'],
+      ],
+    });
+    expect(a.full).toBe(b.full);
+    expect(
+      canonicalQuery([
+        ['b', '2'],
+        ['a', '1'],
+        ['a', '0'],
+      ]),
+    ).toBe('a=1&a=0&b=2');
+    expect(
+      keyOf(
+        {
+          query: [
+            ['x', '1'],
+            ['x', '2'],
+          ],
+        },
+        plain,
+      ).hash,
+    ).not.toBe(
+      keyOf(
+        {
+          query: [
+            ['x', '2'],
+            ['x', '1'],
+          ],
+        },
+        plain,
+      ).hash,
+    );
+  });
+
+  it('removes every consumer credential form: token, TOKEN, sessionId, token[0]', () => {
+    const bare = keyOf({ query: [['limit', '2']] });
+    for (const cred of [
+      [['token', 'atr_secret_key_123']],
+      [['TOKEN', 'atr_secret_key_123']],
+      [['sessionId', 'atr_secret_key_123']],
+      [['SESSIONID', 'x']],
+      [['token[0]', 'atr_secret_key_123']],
+      [
+        ['token', 'None'],
+        ['token', 'other'],
+      ],
+    ] as Array<Array<[string, string]>>) {
+      const k = keyOf({ query: [...cred, ['limit', '2']] });
+      expect(k.full).toBe(bare.full);
+      expect(k.full).not.toContain('atr_secret_key_123');
+    }
+  });
+
+  it('keys on the negotiated lang and format, not on how they were spelt', () => {
+    const header = keyOf({ lang: 'en', format: 'json' });
+    expect(keyOf({ lang: 'en', format: 'json', query: [['lang', 'en']] }).full).toBe(header.full);
+    expect(keyOf({ lang: 'en', format: 'json', query: [['format', 'json']] }).full).toBe(header.full);
+    expect(keyOf({ lang: 'zh' }).full).not.toBe(header.full);
+    expect(keyOf({ format: 'xml' }).full).not.toBe(header.full);
+    // Forms the request builder does not read as lang/format reach the upstream: they stay in the key.
+    expect(keyOf({ query: [['Lang', 'zh']] }).full).not.toBe(header.full);
+  });
+
+  it('normalises booleans: True/TRUE/true everywhere, 1/0 where the DTO declares a boolean', () => {
+    const t = keyOf({ query: [['with_model_information', 'true']] });
+    for (const v of ['True', 'TRUE', '1', ' true'])
+      expect(keyOf({ query: [['with_model_information', v]] }).full).toBe(t.full);
+    expect(keyOf({ query: [['with_model_information', '0']] }).full).toBe(
+      keyOf({ query: [['with_model_information', 'False']] }).full,
+    );
+    // On a route without a DTO, 1 is not a boolean (it may be a limit or an id); True still is.
+    expect(keyOf({ query: [['flag', 'True']] }, plain).full).toBe(
+      keyOf({ query: [['flag', 'true']] }, plain).full,
+    );
+    expect(keyOf({ query: [['flag', '1']] }, plain).full).not.toBe(
+      keyOf({ query: [['flag', 'true']] }, plain).full,
+    );
+  });
+
+  it('treats comma lists, repeated and indexed forms of a DTO list as one list', () => {
+    const comma = keyOf({ query: [['status', 'ACTIVE,DELETED']] });
+    expect(
+      keyOf({
+        query: [
+          ['status', 'ACTIVE'],
+          ['status', 'DELETED'],
+        ],
+      }).full,
+    ).toBe(comma.full);
+    expect(
+      keyOf({
+        query: [
+          ['status[0]', 'ACTIVE'],
+          ['status[1]', 'DELETED'],
+        ],
+      }).full,
+    ).toBe(comma.full);
+    expect(keyOf({ query: [['status', 'ACTIVE, DELETED']] }).full).toBe(comma.full);
+    expect(keyOf({ query: [['status', 'DELETED,ACTIVE']] }).full).not.toBe(comma.full);
+    // Not a declared list: `k[0]` and `k` reach a PHP upstream differently, so they stay apart.
+    expect(keyOf({ query: [['ids[0]', '1']] }, plain).full).not.toBe(
+      keyOf({ query: [['ids', '1']] }, plain).full,
+    );
+  });
+
+  it('separates credentials, paths, methods and upstreams', () => {
+    const k = keyOf({});
+    expect(keyOf({ credentialId: 'token:fedcba987654' }).full).not.toBe(k.full);
+    expect(keyOf({ path: '/feeds/FD-1' }).full).not.toBe(k.full);
+    expect(keyOf({ method: 'POST' }).hash).not.toBe(k.hash);
+    expect(keyOf({ upstream: 'company' }).full).not.toBe(k.full);
+  });
+
+  it('keeps upstream, credential id, family and path readable for purges; no secret', () => {
+    const k = keyOf({ path: '/feeds/FD-1', query: [['token', 'atr_secret_key_123']] });
+    expect(k.scope).toBe('macro:token%3A0123456789ab:feeds');
+    expect(k.full).toBe(`${k.scope}:${k.hash}:/feeds/FD-1`);
+    expect(k.lockId).toBe(`${k.scope}:${k.hash}`);
+    expect(k.hash).toMatch(/^[0-9a-f]{32}$/);
+    expect(upstreamOfKey(k.full)).toBe('macro');
+    expect(pathOfKey(k.full)).toBe('/feeds/FD-1');
+    expect(pathOfKey(`${k.scope}#3:${k.hash}:/feeds/x:y`)).toBe('/feeds/x:y');
+    expect(JSON.stringify(k)).not.toContain('atr_secret_key_123');
+  });
+
+  it('bounds the path kept in the key but hashes all of it', () => {
+    const long = '/series/' + '1%2C'.repeat(400) + '2/data';
+    const other = '/series/' + '1%2C'.repeat(400) + '3/data';
+    const a = keyOf({ path: long }, plain);
+    expect(a.path.length).toBe(512);
+    expect(keyOf({ path: other }, plain).hash).not.toBe(a.hash);
+  });
+});

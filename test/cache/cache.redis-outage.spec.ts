@@ -1,0 +1,100 @@
+import type { Registry } from 'prom-client';
+import { METRICS_REGISTRY } from '../../src/metrics/metrics.module.js';
+import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { testConsumer } from '../helpers/consumers.js';
+import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { describeRedis } from '../helpers/redis.js';
+import { eventually, freePort, startRedis, type OwnRedis } from './cache-helpers.js';
+
+const UPSTREAM_TOKEN = 'sbx_macro_outage_cache_77d2';
+
+// describeRedis only gates on redis-server being installed and answering; this suite runs its own server.
+describeRedis('response cache when its Redis goes away or stalls', () => {
+  const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
+  const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
+  let fake: FakeMacroUpstream;
+  let redis: OwnRedis;
+  let port: number;
+  let gw: GatewayHandle;
+
+  beforeAll(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+    await fake.start();
+    gw = await startGateway({
+      env: {
+        UPSTREAM_MACRO_BASE_URL: fake.url,
+        UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
+        REDIS_URL: redis.url,
+        ATRIUM_REDIS_PREFIX: 'atrium-outage:',
+        ATRIUM_CACHE_REDIS_TIMEOUT_MS: '250',
+      },
+      consumers: [reader.consumer, writer.consumer],
+    });
+  });
+  afterAll(async () => {
+    if (redis?.child.pid && redis.child.exitCode === null) process.kill(redis.child.pid, 'SIGCONT');
+    await gw?.close();
+    await fake?.close();
+    await redis?.kill();
+  });
+
+  const get = (path: string) => http(gw.url + path, { headers: { authorization: `Bearer ${reader.key}` } });
+  const redisErrors = async () => {
+    const text = await gw.app.get<Registry>(METRICS_REGISTRY).metrics();
+    return Number(/^atrium_cache_redis_errors_total (\d+)/m.exec(text)?.[1] ?? NaN);
+  };
+
+  it('Redis killed mid-test: requests still succeed from the upstream; the cache recovers when it returns', async () => {
+    const path = '/macro/layout/tables/TB1207';
+    expect((await get(path)).headers['x-cache']).toBe('MISS');
+    const hit = await get(path);
+    expect(hit.headers['x-cache']).toBe('HIT');
+    expect(await redisErrors()).toBe(0);
+
+    fake.reset();
+    await redis.kill('SIGKILL');
+    for (let i = 0; i < 5; i++) {
+      const res = await get(path);
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(hit.text);
+      expect(res.headers['x-cache']).toBe('MISS');
+    }
+    expect(fake.calls('/layout/tables')).toBe(5);
+    // A write still works (its invalidation is skipped: there is nothing reachable to invalidate).
+    const list = await get('/macro/feeds?limit=1');
+    expect(list.status).toBe(200);
+    const patch = await http(`${gw.url}/macro/feeds/${list.json().data[0].id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${writer.key}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=while%20Redis%20was%20down',
+    });
+    expect(patch.status).toBe(200);
+    expect(await redisErrors()).toBeGreaterThan(0);
+
+    redis = await startRedis(port);
+    await eventually(async () => (await get(path)).headers['x-cache'] === 'HIT', 15_000, 200);
+  });
+
+  it('Redis stalled (SIGSTOP): requests still succeed within the timeout, and the cache comes back on SIGCONT', async () => {
+    const path = '/macro/dictionary/units';
+    expect((await get(path)).status).toBe(200);
+    expect((await get(path)).headers['x-cache']).toBe('HIT');
+    fake.reset();
+    process.kill(redis.child.pid!, 'SIGSTOP');
+    try {
+      for (let i = 0; i < 4; i++) {
+        const started = Date.now();
+        const res = await get(path);
+        expect(res.status).toBe(200);
+        expect(res.headers['x-cache']).toBe('MISS');
+        expect(Date.now() - started).toBeLessThan(3_000);
+      }
+      expect(fake.calls('/dictionary/units')).toBe(4);
+    } finally {
+      process.kill(redis.child.pid!, 'SIGCONT');
+    }
+    await eventually(async () => (await get(path)).headers['x-cache'] === 'HIT', 15_000, 200);
+  });
+});

@@ -1,0 +1,172 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
+import { testConsumer } from '../helpers/consumers.js';
+import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { launchChromium } from './support/chromium.js';
+import { textWhen } from './support/eventually.js';
+
+/**
+ * The operator console end to end in real headless Chromium (Debian's package, driven by playwright-core):
+ * the page loads, takes the operator key, shows the four upstreams, and reflects an upstream 429.
+ * `ATRIUM_SCREENSHOTS=docs npx jest test/frontend/console.chromium` also writes the README screenshots
+ * (npm run docs:screenshots).
+ */
+const SHOTS = process.env.ATRIUM_SCREENSHOTS
+  ? resolve(__dirname, '../..', process.env.ATRIUM_SCREENSHOTS)
+  : undefined;
+const UPSTREAMS = ['macro', 'company', 'documents', 'deals'];
+
+describe('operator console in headless Chromium', () => {
+  const operatorKey = `op_${randomBytes(24).toString('base64url')}`;
+  const web = testConsumer({
+    id: 'dashboard-web',
+    upstreams: new Set(['macro', 'company']),
+    limits: [
+      { name: 'per-second', ttlMs: 1000, limit: 20 },
+      { name: 'per-minute', ttlMs: 60_000, limit: 600 },
+    ],
+  });
+  const research = testConsumer({
+    id: 'research-tools',
+    upstreams: new Set(UPSTREAMS),
+    write: true,
+    weight: 2,
+    limits: [{ name: 'per-second', ttlMs: 1000, limit: 50 }],
+  });
+  let sandbox: Sandbox;
+  let gw: GatewayHandle;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox();
+    const c = sandbox.credentials;
+    [gw, browser] = await Promise.all([
+      startGateway({
+        env: {
+          UPSTREAM_MACRO_BASE_URL: sandbox.macro.url,
+          UPSTREAM_MACRO_TOKEN: c.macro.token,
+          UPSTREAM_COMPANY_BASE_URL: sandbox.company.url,
+          UPSTREAM_COMPANY_TOKEN: c.company.token,
+          UPSTREAM_DOCUMENTS_BASE_URL: sandbox.documents.url,
+          UPSTREAM_DOCUMENTS_USERNAME: c.documents.username,
+          UPSTREAM_DOCUMENTS_PASSWORD: c.documents.password,
+          UPSTREAM_DEALS_BASE_URL: sandbox.deals.url,
+          UPSTREAM_DEALS_TOKEN: c.deals.token,
+          ATRIUM_OPERATOR_TOKEN: operatorKey,
+        },
+        consumers: [web.consumer, research.consumer],
+        sandboxed: ['macro', 'company', 'documents', 'deals'],
+      }),
+      launchChromium(),
+    ]);
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    page = await context.newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+    await sandbox?.close();
+  });
+
+  const field = (upstream: string, name: string) =>
+    page.locator(`[data-upstream="${upstream}"] [data-field="${name}"]`);
+
+  it('loads, asks for the operator key and refuses a wrong one', async () => {
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(m.text());
+    });
+    const res = await page.goto(gw.url + '/console');
+    expect(res?.status()).toBe(200);
+    await page.locator('#login').waitFor({ state: 'visible' });
+    await page.fill('#token', 'not-the-operator-key');
+    await page.click('#login-form button[type=submit]');
+    expect(await textWhen(page.locator('#login-msg'), /not accepted/)).toMatch(/not accepted/);
+    if (SHOTS) {
+      mkdirSync(SHOTS, { recursive: true });
+      await page.locator('#login').screenshot({ path: resolve(SHOTS, 'console-login.png') });
+    }
+    await page.fill('#token', operatorKey);
+    await page.click('#login-form button[type=submit]');
+    await page.locator('#app').waitFor({ state: 'visible' });
+    // CSP allows the inline script and style by hash: no violation, no script error.
+    expect(pageErrors.filter((e) => !/401/.test(e))).toEqual([]);
+  });
+
+  it('shows the four upstreams and the consumers', async () => {
+    await page.locator('[data-upstream="deals"]').waitFor();
+    const names = await page
+      .locator('[data-upstream]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-upstream')));
+    expect(names).toEqual(expect.arrayContaining(UPSTREAMS));
+    expect(await textWhen(field('macro', 'reachable'), /up/)).toMatch(/^up/);
+    expect(
+      await page.locator('[data-consumer="dashboard-web"] [data-window="per-minute"]').textContent(),
+    ).toContain('600');
+    expect(await page.locator('[data-consumer="research-tools"]').isVisible()).toBe(true);
+    // Charts are SVG drawn by the page itself.
+    expect(await page.locator('[data-upstream="macro"] svg').count()).toBeGreaterThanOrEqual(3);
+    // The key lives in this tab's sessionStorage, never in the URL.
+    expect(await page.evaluate(() => sessionStorage.getItem('atrium.operatorToken'))).toBe(operatorKey);
+    expect(page.url()).not.toContain(operatorKey);
+  });
+
+  it('refreshes itself (a new request shows up without a reload)', async () => {
+    const before = await page.locator('#updated').textContent();
+    await page.waitForFunction((b) => document.getElementById('updated')?.textContent !== b, before, {
+      timeout: 6000,
+    });
+    expect(await page.locator('#updated').getAttribute('class')).toMatch(/\bok\b/);
+  });
+
+  describe('after a 429 from the macro upstream', () => {
+    beforeAll(async () => {
+      const bearer = { authorization: `Bearer ${research.key}` };
+      if (SHOTS) {
+        // Some traffic over a few refreshes, so the charts have something to draw.
+        for (let i = 0; i < 16; i++) {
+          await Promise.all([
+            http(`${gw.url}/macro/feeds?limit=${1 + (i % 3)}`, { headers: bearer }),
+            http(`${gw.url}/macro/dictionary/units`, { headers: bearer }),
+            http(`${gw.url}/macro/layout/tables/TB1207`, { headers: { authorization: `Bearer ${web.key}` } }),
+          ]);
+          await new Promise((r) => setTimeout(r, 400));
+        }
+      }
+      sandbox.macro.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 30 } });
+      const res = await http(`${gw.url}/macro/feeds?limit=5&probe=cooldown`, { headers: bearer });
+      expect(res.status).toBe(429);
+      expect(res.headers['retry-after']).toBeDefined();
+    });
+    afterAll(async () => {
+      if (SHOTS) await page.screenshot({ path: resolve(SHOTS, 'console.png'), fullPage: true });
+      sandbox.macro.reset();
+    });
+
+    it('lists the 429 among the macro upstream’s last errors', async () => {
+      const text = await textWhen(
+        field('macro', 'last-errors'),
+        (t) => t.includes('UPSTREAM_RATE_LIMITED'),
+        8000,
+      );
+      expect(text).toContain('429');
+      expect(text).toContain('UPSTREAM_RATE_LIMITED');
+      expect(text).toContain('macro.feeds.list');
+    });
+
+    it('shows the fleet cooldown counting down (readiness fact cooldownRemainingSeconds)', async () => {
+      const text = await textWhen(field('macro', 'cooldown'), /^\d+ s$/, 8000);
+      expect(text).toMatch(/^\d+ s$/);
+      const seconds = Number.parseInt(text, 10);
+      expect(seconds).toBeGreaterThan(0);
+      expect(seconds).toBeLessThanOrEqual(30);
+      // The other upstreams are not cooling down.
+      expect(await field('company', 'cooldown').textContent()).not.toMatch(/^\d+ s$/);
+    });
+  });
+});

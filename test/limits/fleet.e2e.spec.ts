@@ -1,0 +1,216 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { testConsumer, type TestConsumer } from '../helpers/consumers.js';
+import { http, type HttpResult } from '../helpers/gateway.js';
+import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
+import { describeRedis } from '../helpers/redis.js';
+
+// Three real gateway processes (node dist/main.js) sharing one Redis under a unique prefix, in front of one
+// fake upstream that runs here and counts every call. The tests run in order on the same fleet.
+
+const TOKEN = 'sbx_macro_fleet_token_7d03aa';
+const RATE = 20;
+const BURST = 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function consumersFile(dir: string, consumers: TestConsumer[]): string {
+  const path = join(dir, 'consumers.json');
+  const doc = {
+    consumers: consumers.map(({ consumer: c }) => ({
+      id: c.id,
+      keyHashes: c.keyHashes.map((h) => h.toString('hex')),
+      upstreams: [...c.upstreams],
+      limits: c.limits,
+      weight: c.weight,
+    })),
+  };
+  writeFileSync(path, JSON.stringify(doc));
+  return path;
+}
+
+describeRedis('a fleet of 3 gateways sharing Redis', ({ prefix, url }) => {
+  const quota = testConsumer({
+    id: 'quota-app',
+    upstreams: new Set(['macro']),
+    limits: [{ name: 'per-20s', ttlMs: 20_000, limit: 30 }],
+  });
+  const hammer = testConsumer({ id: 'hammer', upstreams: new Set(['macro']) });
+  let dir: string;
+  let fake: FakeMacroUpstream;
+  let fleet: SpawnedGateway[] = [];
+  let n = 1_000_000;
+  const fresh = () => `/macro/series/${n++}`;
+  const call = (i: number, key: string, path = fresh()) =>
+    http(fleet[i % fleet.length].url + path, { headers: { authorization: `Bearer ${key}` } });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'atrium-fleet-'));
+    fake = new FakeMacroUpstream({ token: TOKEN });
+    await fake.start();
+    const env = cleanEnv({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      ATRIUM_SANDBOX: 'off',
+      ATRIUM_CONSUMERS_FILE: consumersFile(dir, [quota, hammer]),
+      REDIS_URL: url,
+      ATRIUM_REDIS_PREFIX: prefix,
+      UPSTREAM_MACRO_BASE_URL: fake.url,
+      UPSTREAM_MACRO_TOKEN: TOKEN,
+      UPSTREAM_MACRO_RATE_PER_SEC: String(RATE),
+      UPSTREAM_MACRO_BURST: String(BURST),
+      UPSTREAM_MACRO_MAX_WAIT_MS: '3000',
+      UPSTREAM_MACRO_TIMEOUT_MS: '4000',
+      ...Object.fromEntries(
+        ['COMPANY', 'DOCUMENTS', 'DEALS'].flatMap((u) => [
+          [`UPSTREAM_${u}_BASE_URL`, 'http://127.0.0.1:9'],
+          [`UPSTREAM_${u}_TOKEN`, 'unused-fleet-token'],
+        ]),
+      ),
+    });
+    fleet = await Promise.all([0, 1, 2].map(() => spawnGateway(env, 60_000)));
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all(fleet.map((g) => g.stop()));
+    await fake?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('inbound: one consumer quota for the whole fleet, with the RateLimit headers', async () => {
+    const answers: HttpResult[] = [];
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, worker) => {
+        for (let i = worker; i < 90; i += 6) answers.push(await call(i, quota.key));
+      }),
+    );
+    const ok = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(ok).toHaveLength(30);
+    expect(refused).toHaveLength(60);
+    // One count: every allowed answer saw a different remaining value.
+    expect(new Set(ok.map((a) => a.headers['ratelimit-remaining'])).size).toBe(30);
+    for (const a of ok) {
+      expect(a.headers['ratelimit-limit']).toBe('30');
+      expect(Number(a.headers['ratelimit-reset'])).toBeLessThanOrEqual(20);
+    }
+    for (const a of refused) {
+      expect(a.json().error.code).toBe('CONSUMER_RATE_LIMITED');
+      const retryAfter = Number(a.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(20);
+      expect(a.headers['ratelimit-remaining']).toBe('0');
+    }
+    expect(fake.requests).toHaveLength(30);
+  });
+
+  it(`budget: driven hard for 10 s, the fake gets at most R×10 + burst calls and at least 90 % of that`, async () => {
+    await sleep(1000); // let the bucket fill to its burst again
+    fake.reset();
+    const t0 = Date.now();
+    const end = t0 + 10_000;
+    const statuses = new Map<number, number>();
+    await Promise.all(
+      Array.from({ length: 24 }, async (_, i) => {
+        while (Date.now() < end) {
+          const r = await call(i, hammer.key);
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+        }
+      }),
+    );
+    const inWindow = fake.requests.filter((r) => r.at >= t0 && r.at <= end).length;
+    const bound = RATE * 10 + BURST;
+    expect(inWindow).toBeLessThanOrEqual(bound + 1);
+    expect(inWindow).toBeGreaterThanOrEqual(Math.floor(0.9 * bound));
+    expect(statuses.get(200)).toBeGreaterThanOrEqual(Math.floor(0.9 * bound));
+    const ready = (await http(fleet[0].url + '/health/ready')).json();
+    const macro = ready.upstreams.find((u: { name: string }) => u.name === 'macro');
+    expect(macro).toMatchObject({
+      budget: 'shared',
+      breaker: 'closed',
+      bucket: { configuredRatePerSec: RATE, learnedRatePerSec: RATE, burst: BURST },
+    });
+  }, 30_000);
+
+  it('the 429 storm: 200 clients, zero upstream calls during Retry-After, a correct Retry-After for all, gradual return', async () => {
+    await sleep(1000);
+    fake.reset();
+    const K = 25;
+    fake.behave({ rateLimit: { afterCalls: K, retryAfterSeconds: 5 } });
+    interface Seen {
+      client: number;
+      sent: number;
+      received: number;
+      status: number;
+      retryAfter: number;
+      code?: string;
+      cache?: string;
+    }
+    const seen: Seen[] = [];
+    let stop = false;
+    const client = async (id: number) => {
+      while (!stop) {
+        const sent = Date.now();
+        const r = await call(id, hammer.key);
+        seen.push({
+          client: id,
+          sent,
+          received: Date.now(),
+          status: r.status,
+          retryAfter: Number(r.headers['retry-after']),
+          code: r.status === 200 ? undefined : r.json().error?.code,
+          cache: r.headers['x-cache'],
+        });
+        await sleep(250);
+      }
+    };
+    const clients = Array.from({ length: 200 }, (_, id) => client(id));
+    // Until the vendor says 429 …
+    for (let i = 0; i < 200 && fake.requests.length <= K; i++) await sleep(50);
+    expect(fake.requests.length).toBeGreaterThan(K);
+    const t429 = fake.requests[K].at; // the first call the fake refused
+    const blockedUntil = t429 + 5000;
+    // … then through the 5 s, and 2.5 s more.
+    await sleep(Math.max(0, blockedUntil + 2500 - Date.now()));
+    stop = true;
+    await Promise.all(clients);
+
+    // Zero calls reached the vendor while it was refusing.
+    const during = fake.requests.filter((r) => r.at > t429 && r.at < blockedUntil);
+    expect(during).toHaveLength(0);
+
+    // Every client heard 429 with a Retry-After that neither sends it back too early nor much too late
+    // (or, once a cache stage exists, a stale 200).
+    const inCooldown = seen.filter((s) => s.sent >= t429 + 100 && s.received <= blockedUntil - 100);
+    expect(new Set(inCooldown.map((s) => s.client)).size).toBe(200);
+    for (const s of inCooldown) {
+      if (s.status === 200) {
+        expect(s.cache).toBe('STALE');
+        continue;
+      }
+      expect(s.status).toBe(429);
+      expect(s.code).toBe('UPSTREAM_RATE_LIMITED');
+      expect(s.retryAfter).toBeGreaterThanOrEqual(1);
+      expect(s.retryAfter).toBeLessThanOrEqual(5);
+      expect(s.received + s.retryAfter * 1000).toBeGreaterThanOrEqual(blockedUntil);
+      // At most the second of rounding late, plus however late the gateway heard the 429 (a loaded machine).
+      expect(s.sent + s.retryAfter * 1000).toBeLessThanOrEqual(blockedUntil + 1000 + 1000);
+    }
+
+    // Afterwards calls resume, at no more than the bucket's rate: no dump of the burst, no thundering herd.
+    const after = fake.requests.filter((r) => r.at >= blockedUntil && r.at < blockedUntil + 2000);
+    expect(after.length).toBeGreaterThanOrEqual(3);
+    expect(after.length).toBeLessThanOrEqual(RATE * 2);
+    const firstSecond = after.filter((r) => r.at < blockedUntil + 1000).length;
+    expect(firstSecond).toBeLessThanOrEqual(RATE);
+    // The learned rate was halved by the 429 and every replica knows it.
+    for (const g of fleet) {
+      const macro = (await http(g.url + '/health/ready'))
+        .json()
+        .upstreams.find((u: { name: string }) => u.name === 'macro');
+      expect(macro.bucket.learnedRatePerSec).toBeLessThan(RATE);
+    }
+  }, 60_000);
+});

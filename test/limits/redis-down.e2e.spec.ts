@@ -1,0 +1,103 @@
+import type { Registry } from 'prom-client';
+import { METRICS_REGISTRY } from '../../src/metrics/metrics.module.js';
+import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { testConsumer } from '../helpers/consumers.js';
+import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { describeRedis } from '../helpers/redis.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
+
+const TOKEN = 'sbx_macro_redis_down_token_5e11';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function counter(gw: GatewayHandle, component: string): Promise<number> {
+  const m = gw.app.get<Registry>(METRICS_REGISTRY).getSingleMetric('atrium_redis_errors_total');
+  const data = await m!.get();
+  return data.values.find((v) => v.labels.component === component)?.value ?? 0;
+}
+
+describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
+  const app = testConsumer({
+    id: 'app',
+    upstreams: new Set(['macro']),
+    limits: [{ name: 'window', ttlMs: 30_000, limit: 3 }],
+  });
+  const bulk = testConsumer({ id: 'bulk', upstreams: new Set(['macro']) });
+  let fake: FakeMacroUpstream;
+  let gw: GatewayHandle;
+  let proxy: TcpProxy;
+  let n = 500_000;
+  const fresh = () => `/macro/series/${n++}`;
+  const as = (key: string) => http(gw.url + fresh(), { headers: { authorization: `Bearer ${key}` } });
+  const budgetMode = async () =>
+    (await http(gw.url + '/health/ready')).json().upstreams.find((u: { name: string }) => u.name === 'macro')
+      .budget;
+
+  beforeAll(async () => {
+    const target = new URL(url);
+    proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
+    await proxy.start();
+    fake = new FakeMacroUpstream({ token: TOKEN });
+    await fake.start();
+    gw = await startGateway({
+      env: {
+        UPSTREAM_MACRO_BASE_URL: fake.url,
+        UPSTREAM_MACRO_TOKEN: TOKEN,
+        UPSTREAM_MACRO_RATE_PER_SEC: '20',
+        UPSTREAM_MACRO_BURST: '20',
+        UPSTREAM_MACRO_LOCAL_SHARE: '0.25',
+        UPSTREAM_MACRO_MAX_WAIT_MS: '50',
+        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
+        REDIS_URL: proxy.url,
+        ATRIUM_REDIS_PREFIX: prefix,
+      },
+      consumers: [app.consumer, bulk.consumer],
+    });
+    for (let i = 0; i < 50 && (await budgetMode()) !== 'shared'; i++) await sleep(100);
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await fake?.close();
+    await proxy?.cut();
+  });
+
+  it('consumer quota: shared while Redis answers; fails open (requests pass) and is counted when it does not', async () => {
+    expect((await Promise.all([1, 2, 3].map(() => as(app.key)))).map((r) => r.status)).toEqual([
+      200, 200, 200,
+    ]);
+    expect((await as(app.key)).status).toBe(429);
+    const before = await counter(gw, 'throttler');
+    await proxy.cut();
+    await sleep(100);
+    const during = await Promise.all([1, 2, 3, 4, 5].map(() => as(app.key)));
+    expect(during.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    // Nothing is known without the store but the policy itself.
+    expect(during[0].headers['ratelimit-policy']).toBe('3;w=30');
+    expect(during[0].headers['ratelimit-remaining']).toBeUndefined();
+    expect(await counter(gw, 'throttler')).toBe(before + 5);
+  });
+
+  it('upstream budget: a local bucket with this replica’s share, never unlimited; shared again when Redis is back', async () => {
+    expect(await budgetMode()).toBe('local-fallback');
+    fake.reset();
+    const before = await counter(gw, 'limits');
+    const started = Date.now();
+    const statuses: number[] = [];
+    // Drive hard for 2 s with a bucket of 20/s, burst 20: a quarter of it is 5/s, burst 5.
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (Date.now() - started < 2000) statuses.push((await as(bulk.key)).status);
+      }),
+    );
+    const calls = fake.requests.length;
+    expect(calls).toBeGreaterThanOrEqual(5);
+    expect(calls).toBeLessThanOrEqual(5 + 5 * 2 + 1);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(await counter(gw, 'limits')).toBeGreaterThan(before);
+
+    await proxy.restore();
+    for (let i = 0; i < 60 && (await budgetMode()) !== 'shared'; i++) await sleep(100);
+    expect(await budgetMode()).toBe('shared');
+    // Shared again: the consumer quota counts in Redis (the window from before the outage is still full).
+    expect((await as(app.key)).status).toBe(429);
+  });
+});

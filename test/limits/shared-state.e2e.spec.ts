@@ -1,0 +1,93 @@
+import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js';
+import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { testConsumer } from '../helpers/consumers.js';
+import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { describeRedis } from '../helpers/redis.js';
+
+const TOKEN = 'sbx_macro_shared_state_token_2b7f';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describeRedis(
+  'two replicas in one process share cooldown, learned rate and budget through Redis',
+  ({ prefix, url }) => {
+    const app = testConsumer({ id: 'app', upstreams: new Set(['macro']) });
+    let fake: FakeMacroUpstream;
+    let a: GatewayHandle;
+    let b: GatewayHandle;
+    let n = 2_000_000;
+    const get = (gw: GatewayHandle) =>
+      http(`${gw.url}/macro/series/${n++}`, { headers: { authorization: `Bearer ${app.key}` } });
+    const macro = async (gw: GatewayHandle) =>
+      (await http(gw.url + '/health/ready'))
+        .json()
+        .upstreams.find((u: { name: string }) => u.name === 'macro');
+
+    beforeAll(async () => {
+      fake = new FakeMacroUpstream({ token: TOKEN });
+      await fake.start();
+      const env = {
+        UPSTREAM_MACRO_BASE_URL: fake.url,
+        UPSTREAM_MACRO_TOKEN: TOKEN,
+        UPSTREAM_MACRO_RATE_PER_SEC: '40',
+        UPSTREAM_MACRO_BURST: '6',
+        UPSTREAM_MACRO_MAX_WAIT_MS: '1000',
+        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
+        REDIS_URL: url,
+        ATRIUM_REDIS_PREFIX: prefix,
+      };
+      [a, b] = await Promise.all([
+        startGateway({ env, consumers: [app.consumer] }),
+        startGateway({ env, consumers: [app.consumer] }),
+      ]);
+      for (let i = 0; i < 50 && (await macro(a)).budget !== 'shared'; i++) await sleep(100);
+      for (let i = 0; i < 50 && (await macro(b)).budget !== 'shared'; i++) await sleep(100);
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await fake?.close();
+    });
+
+    it('one budget for both: driven together for 2 s they get R×2 + burst calls, not twice that', async () => {
+      fake.reset();
+      const t0 = Date.now();
+      const end = t0 + 2000;
+      await Promise.all(
+        Array.from({ length: 12 }, async (_, i) => {
+          while (Date.now() < end) await get(i % 2 ? a : b);
+        }),
+      );
+      const calls = fake.requests.filter((r) => r.at >= t0 && r.at <= end).length;
+      // Two separate buckets would allow 2 × (40 × 2 + 6) = 172.
+      expect(calls).toBeLessThanOrEqual(40 * 2 + 6 + 1);
+      expect(calls).toBeGreaterThanOrEqual(40);
+    });
+
+    it('a 429 seen by one replica cools down the other at once (pub/sub), with the fleet-wide learned rate', async () => {
+      await sleep(300);
+      fake.reset();
+      fake.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 4 } });
+      const first = await get(a);
+      expect(first.status).toBe(429);
+      expect(first.headers['retry-after']).toBe('4');
+      await sleep(50);
+      const seenByB = await macro(b);
+      expect(seenByB.cooldownRemainingSeconds).toBeGreaterThanOrEqual(3);
+      expect(seenByB.bucket.learnedRatePerSec).toBe(20);
+      const calls = fake.requests.length;
+      const fromB = await get(b);
+      expect(fromB.status).toBe(429);
+      expect(Number(fromB.headers['retry-after'])).toBeGreaterThanOrEqual(3);
+      expect(fake.requests.length).toBe(calls);
+    });
+
+    it('an operator lifting the cooldown on one replica lifts it for all', async () => {
+      fake.reset();
+      await a.app.get(UpstreamLimitsService).limiter('macro')!.liftCooldown();
+      await sleep(100);
+      expect((await macro(b)).cooldownRemainingSeconds).toBe(0);
+      await sleep(200); // the bucket refills from the lift
+      expect((await get(b)).status).toBe(200);
+    });
+  },
+);
