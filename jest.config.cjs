@@ -19,8 +19,14 @@ module.exports = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j|mj)s$': swc },
   // ESM-only packages are transformed wherever npm puts them (light-my-request nests its own `cookie`).
-  transformIgnorePatterns: ['^(?!.*/node_modules/(@nestjs|file-type|content-disposition|cookie)/).*/node_modules/'],
+  transformIgnorePatterns: [
+    '^(?!.*/node_modules/(@nestjs|@apidevtools|file-type|content-disposition|cookie)/).*/node_modules/',
+  ],
   setupFiles: ['reflect-metadata'],
+  // Every run captures all gateway logs and scans them for keys afterwards (test/observability/log-capture.ts).
+  globalSetup: '<rootDir>/test/observability/log-capture.global-setup.ts',
+  globalTeardown: '<rootDir>/test/observability/log-capture.global-teardown.ts',
+  setupFilesAfterEnv: ['<rootDir>/test/observability/log-capture.setup.ts'],
   testTimeout: 30000,
   // Suites start servers and child processes; two workers match the two cores.
   maxWorkers: 2,

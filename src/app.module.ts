@@ -7,6 +7,8 @@ import { ConsoleModule } from './console/console.module.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { CoreModule } from './core/core.module.js';
 import { CorsModule } from './core/cors/cors.module.js';
+import type { AtriumLogger } from './core/logging/logger.factory.js';
+import { LoggingModule } from './core/logging/logging.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
@@ -20,6 +22,8 @@ import { MacroModule } from './upstreams/macro/macro.module.js';
 export interface AppOptions {
   readonly config: AtriumConfig;
   readonly consumers: readonly Consumer[];
+  /** The pino logger Nest logs through (main.ts); absent → one built from LOG_LEVEL on the default destination. */
+  readonly logger?: AtriumLogger;
 }
 
 /** The gateway. Config and consumers are loaded and validated before Nest boots (see main.ts). */
@@ -35,6 +39,7 @@ export class AppModule {
           load: [() => ({ atrium: options.config })],
         }),
         CoreModule.forRoot(options.consumers),
+        LoggingModule.forRoot(options.logger),
         CorsModule,
         MetricsModule,
         UpstreamLimitsModule,

@@ -8,6 +8,8 @@ import { CorsPolicy } from './core/cors/cors.policy.js';
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
+import { setupDocs } from './docs/docs.setup.js';
+import { RequestObserver } from './metrics/request-observer.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -66,11 +68,13 @@ function validationError(errors: ValidationError[]): GatewayError {
  */
 export const NEST_APP_OPTIONS = { bodyParser: false } as const;
 
-/** Everything main.ts and the tests share: body handling, hooks, validation, error filter. */
+/** Everything main.ts and the tests share: body handling, hooks, validation, error filter, metrics, docs. */
 export function configureApp(app: NestFastifyApplication): NestFastifyApplication {
   const fastify = app.getHttpAdapter().getInstance();
   const filter = app.get(GatewayExceptionFilter);
   const cors = app.get(CorsPolicy);
+  // Request metrics and the one log line per request, from one onResponse hook.
+  app.get(RequestObserver).install(fastify);
 
   // Bodies are forwarded as the consumer sent them (form-urlencoded or JSON): keep the bytes, parse nothing.
   fastify.removeAllContentTypeParsers();
@@ -115,5 +119,6 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       exceptionFactory: validationError,
     }),
   );
+  setupDocs(app);
   return app;
 }

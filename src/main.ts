@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { Logger, type LogLevel } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
@@ -8,17 +8,10 @@ import { ConfigError, loadConfig, unconfiguredUpstreams, UPSTREAM_NAMES } from '
 import { createAdapter, configureApp, NEST_APP_OPTIONS } from './configure-app.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { ConsumersFileError, loadConsumersFile, sha256 } from './core/auth/consumer-store.service.js';
+import { createLogger } from './core/logging/logger.factory.js';
+import { PinoNestLogger } from './core/logging/pino-nest.logger.js';
+import { prettyDestination } from './core/logging/pretty-destination.js';
 import { startSandbox, type Sandbox } from './sandbox/start-sandbox.js';
-
-const NEST_LEVELS: Record<string, LogLevel[]> = {
-  fatal: ['fatal'],
-  error: ['fatal', 'error'],
-  warn: ['fatal', 'error', 'warn'],
-  info: ['fatal', 'error', 'warn', 'log'],
-  debug: ['fatal', 'error', 'warn', 'log', 'debug'],
-  trace: ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'],
-  silent: [],
-};
 
 function demoConsumer(key: string): Consumer {
   return {
@@ -73,10 +66,16 @@ async function bootstrap(): Promise<void> {
   } else
     throw new ConfigError('Invalid configuration: ATRIUM_CONSUMERS_FILE (required outside sandbox mode)');
 
+  // One pino logger for Nest's own messages (boot errors included) and the per-request lines: JSON on
+  // stdout, pretty only in development.
+  const log = createLogger({
+    level: config.logLevel,
+    destination: config.prettyLogs ? await prettyDestination() : undefined,
+  });
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot({ config, consumers }),
+    AppModule.forRoot({ config, consumers, logger: log }),
     createAdapter(config),
-    { ...NEST_APP_OPTIONS, logger: NEST_LEVELS[config.logLevel] ?? NEST_LEVELS.info },
+    { ...NEST_APP_OPTIONS, logger: new PinoNestLogger(log) },
   );
   configureApp(app);
   await app.listen(config.port, config.host);

@@ -78,6 +78,10 @@ class GatewayEnv {
   @IsOptional() @IsString() @MinLength(1) ATRIUM_CONSUMERS_FILE?: string;
   @IsIn(['auto', 'on', 'off']) ATRIUM_SANDBOX = 'auto';
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
+  /** `development` turns on human-readable (pretty) logs; anything else logs JSON lines. */
+  @IsOptional() @IsString() NODE_ENV?: string;
+  /** Bearer token that `GET /metrics` requires when set (a secret: no default). */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_METRICS_TOKEN?: string;
   @Type(() => Number) @IsInt() @Min(1024) @Max(64 * 1024 * 1024) ATRIUM_BODY_LIMIT_BYTES = 1024 * 1024;
   @Type(() => Number) @IsInt() @Min(1024) @Max(512 * 1024 * 1024) ATRIUM_MAX_RESPONSE_BYTES =
     10 * 1024 * 1024;
@@ -207,6 +211,10 @@ export interface AtriumConfig {
   readonly consumersFile?: string;
   readonly sandboxMode: 'auto' | 'on' | 'off';
   readonly logLevel: string;
+  /** Pretty, human-readable logs (NODE_ENV=development only). */
+  readonly prettyLogs: boolean;
+  /** Bearer token of `GET /metrics`; unset → the endpoint is open (keep it on an internal network). */
+  readonly metricsToken?: string;
   readonly bodyLimitBytes: number;
   readonly maxResponseBytes: number;
   readonly defaultRetryAfterSeconds: number;
@@ -315,6 +323,8 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
     consumersFile: g.ATRIUM_CONSUMERS_FILE,
     sandboxMode: g.ATRIUM_SANDBOX as AtriumConfig['sandboxMode'],
     logLevel: g.LOG_LEVEL,
+    prettyLogs: g.NODE_ENV === 'development',
+    metricsToken: g.ATRIUM_METRICS_TOKEN,
     bodyLimitBytes: g.ATRIUM_BODY_LIMIT_BYTES,
     maxResponseBytes: g.ATRIUM_MAX_RESPONSE_BYTES,
     defaultRetryAfterSeconds: g.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS,

@@ -1,15 +1,34 @@
 import { Global, Module } from '@nestjs/common';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { GatewayMetrics } from './gateway-metrics.js';
+import { MetricsController } from './metrics.controller.js';
+import { METRICS_REGISTRY } from './metrics.tokens.js';
+import { RequestObserver } from './request-observer.js';
+import { UpstreamTimings } from './upstream-timings.js';
+
+export { METRICS_REGISTRY } from './metrics.tokens.js';
+
+function createRegistry(): Registry {
+  const registry = new Registry();
+  // Process metrics (CPU, memory, event-loop lag, GC, handles) with the usual names, on this registry only.
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
 
 /**
- * The one Prometheus registry of a gateway instance. Modules register their own counters and gauges on it
- * (`registers: [registry]`); a fresh registry per app keeps several apps in one test process apart.
+ * Metrics: the one Prometheus registry of a gateway instance (other modules register their own counters
+ * and gauges on it), the gateway's request and upstream metrics, and `GET /metrics`. A fresh registry per
+ * app keeps several apps in one test process apart.
  */
-export const METRICS_REGISTRY = Symbol('MetricsRegistry');
-
 @Global()
 @Module({
-  providers: [{ provide: METRICS_REGISTRY, useFactory: () => new Registry() }],
-  exports: [METRICS_REGISTRY],
+  controllers: [MetricsController],
+  providers: [
+    { provide: METRICS_REGISTRY, useFactory: createRegistry },
+    UpstreamTimings,
+    GatewayMetrics,
+    RequestObserver,
+  ],
+  exports: [METRICS_REGISTRY, GatewayMetrics, UpstreamTimings, RequestObserver],
 })
 export class MetricsModule {}

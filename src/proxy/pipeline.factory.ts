@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CONSUMER_KEY_HEADERS, CONSUMER_KEY_QUERY_PARAMS } from '../core/auth/consumer.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { upstreamMetricsStage } from '../metrics/upstream-metrics.stage.js';
 import { ResponseCache } from './cache/response-cache.service.js';
 import { compose } from './compose.js';
 import { UpstreamLimitsService } from './limits/limits.service.js';
@@ -28,6 +30,7 @@ export class PipelineFactory {
     private readonly redactor: SecretRedactor,
     private readonly cache: ResponseCache,
     private readonly limits: UpstreamLimitsService,
+    private readonly metrics: GatewayMetrics,
   ) {}
 
   build(def: UpstreamDefinition, transport: Handler, _settings: PipelineSettings): Handler {
@@ -42,8 +45,10 @@ export class PipelineFactory {
           stripQuery: CONSUMER_KEY_QUERY_PARAMS,
           stripHeaders: CONSUMER_KEY_HEADERS,
           redactor: this.redactor,
+          onScrub: this.metrics.keyEchoScrubRecorder(def.name),
         }),
         retryStage(limits.retry),
+        upstreamMetricsStage({ record: this.metrics.upstreamCallRecorder(def.name) }),
         // No default Retry-After here: the limits decide it (configured default, growing on repeats).
         normalizeStage({ upstream: def.name, title: def.title, mapper: def.errorMapper }),
       ],

@@ -9,8 +9,11 @@ import {
   SetMetadata,
   type Type,
 } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UpstreamAccess } from '../core/auth/auth.decorators.js';
+import { documentController, documentRoute } from '../docs/route-docs.decorators.js';
+import type { UpstreamDocs } from '../docs/route-docs.types.js';
 import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
 import { nestPathOf } from './request-builder.js';
 import { ProxyService, sendProxyResponse } from './proxy.service.js';
@@ -19,10 +22,24 @@ import { ProxyService, sendProxyResponse } from './proxy.service.js';
 export const ROUTE_DEFINITION = Symbol('RouteDefinition');
 export const ROUTE_UPSTREAM = Symbol('RouteUpstream');
 
+/**
+ * Key of the Fastify route config of every generated handler: the response hook (metrics, request log)
+ * reads the route there in O(1), without a lookup per request.
+ */
+export const ATRIUM_ROUTE_CONFIG = 'atriumRoute';
+
+export interface AtriumRouteConfig {
+  readonly upstream: string;
+  readonly routeId: string;
+  readonly route: RouteDefinition;
+}
+
 export interface UpstreamRouteTable {
   readonly name: string;
   readonly prefixes: readonly string[];
   readonly routes: readonly RouteDefinition[];
+  /** Optional OpenAPI annotations of the routes (parameters, examples), keyed by route id. */
+  readonly docs?: UpstreamDocs;
 }
 
 function methodNameOf(route: RouteDefinition): string {
@@ -73,7 +90,17 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
     UpstreamAccess(table.name, WRITE_METHODS.has(route.method))(target, name, descriptor);
     SetMetadata(ROUTE_DEFINITION, route)(target, name, descriptor);
     SetMetadata(ROUTE_UPSTREAM, table.name)(target, name, descriptor);
+    RouteConfig({
+      [ATRIUM_ROUTE_CONFIG]: { upstream: table.name, routeId: route.id, route } satisfies AtriumRouteConfig,
+    })(target, name, descriptor);
+    documentRoute(target, name, descriptor, {
+      upstream: table.name,
+      prefixes: table.prefixes,
+      route,
+      docs: table.docs,
+    });
   }
+  documentController(UpstreamController, table.name);
   const className = table.name.charAt(0).toUpperCase() + table.name.slice(1) + 'Controller';
   Object.defineProperty(UpstreamController, 'name', { value: className });
   return UpstreamController;

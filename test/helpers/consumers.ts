@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Consumer } from '../../src/core/auth/consumer.js';
 import { sha256 } from '../../src/core/auth/consumer-store.service.js';
+import { recordSecret } from '../observability/log-capture.js';
 
 export interface TestConsumer {
   consumer: Consumer;
@@ -10,6 +11,8 @@ export interface TestConsumer {
 /** A consumer with a fresh random key (tests never share keys). */
 export function testConsumer(partial: Partial<Omit<Consumer, 'keyHashes'>> & { id: string }): TestConsumer {
   const key = `atr_test_${randomBytes(18).toString('base64url')}`;
+  // The post-run log scan looks for every key a test used.
+  recordSecret(key);
   return {
     key,
     consumer: {

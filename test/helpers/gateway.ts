@@ -7,6 +7,9 @@ import { AppModule } from '../../src/app.module.js';
 import { loadConfig, type UpstreamName } from '../../src/config/atrium-config.js';
 import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
 import type { Consumer } from '../../src/core/auth/consumer.js';
+import { createLogger } from '../../src/core/logging/logger.factory.js';
+import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
+import { recordEnvSecrets } from '../observability/log-capture.js';
 
 export interface GatewayHandle {
   app: NestFastifyApplication;
@@ -33,13 +36,16 @@ export async function startGateway(opts: StartGatewayOptions): Promise<GatewayHa
       unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
       unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
     }
+  recordEnvSecrets(opts.env);
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env }, opts.sandboxed ?? []);
+  // As in main.ts: one pino logger for Nest and the request lines (under Jest it writes to the log capture).
+  const logger = createLogger({ level: config.logLevel });
   const mod = await Test.createTestingModule({
-    imports: [AppModule.forRoot({ config, consumers: opts.consumers })],
+    imports: [AppModule.forRoot({ config, consumers: opts.consumers, logger })],
   }).compile();
   const app = mod.createNestApplication<NestFastifyApplication>(createAdapter(config), {
     ...NEST_APP_OPTIONS,
-    logger: false,
+    logger: new PinoNestLogger(logger),
   });
   configureApp(app);
   await app.listen(0, '127.0.0.1');

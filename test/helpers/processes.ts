@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { recordEnvSecrets, teeSpawnedOutput } from '../observability/log-capture.js';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -50,11 +51,13 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 /** Starts `node dist/main.js` and waits until it prints its listening line. */
 export function spawnGateway(env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<SpawnedGateway> {
   ensureBuilt();
+  recordEnvSecrets(env);
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  teeSpawnedOutput('gateway', child.stdout, child.stderr);
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -9,6 +9,7 @@ import { macroErrorMapper } from './macro-error.mapper.js';
 import { macroErrorShape } from './macro-error.shape.js';
 import { MacroLoginController } from './macro-login.controller.js';
 import { MACRO_LANGUAGES, MACRO_TITLE, MACRO_UPSTREAM } from './macro.constants.js';
+import { MACRO_DOCS } from './macro.route-docs.js';
 import { MACRO_ROUTES } from './macro.routes.js';
 
 export const MACRO_DEFINITION = Symbol('MacroDefinition');
@@ -42,6 +43,7 @@ export const MacroController = createUpstreamController({
   name: MACRO_UPSTREAM,
   prefixes: ['macro'],
   routes: MACRO_ROUTES,
+  docs: MACRO_DOCS,
 });
 
 /** The macroeconomic interface (CEIC v2) under `/macro`. */

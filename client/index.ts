@@ -1,0 +1,3 @@
+// The Atrium client for front ends: `npm run client:generate` regenerates `generated/` from the gateway.
+export * from './runtime.js';
+export * from './generated/api.js';

@@ -1,0 +1,36 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ATRIUM_LOGGER } from './logging.tokens.js';
+import type { AtriumLogger } from './logger.factory.js';
+
+/** The one line written per request. Every field is bounded and key-free by construction. */
+export interface RequestLogRecord {
+  reqId: string;
+  method: string;
+  /** The path without its query string (the query is where `token` and `sessionId` travel). */
+  path: string;
+  /** Route id of a gateway operation (`macro.feeds.list`); absent for the gateway's own endpoints. */
+  route?: string;
+  upstream?: string;
+  consumer?: string;
+  status: number;
+  /** `X-Cache` of the answer: HIT, MISS, STALE, COALESCED, BYPASS. */
+  cache?: string;
+  /** Time spent waiting on the upstream (all attempts); absent when no upstream call was made. */
+  upstreamMs?: number;
+  /** Total time in the gateway, from the first byte of the request to the last of the answer. */
+  ms: number;
+}
+
+/** Writes the per-request line: one object, built once by the caller, no serializers walking the request. */
+@Injectable()
+export class RequestLogger {
+  constructor(@Inject(ATRIUM_LOGGER) private readonly logger: AtriumLogger) {}
+
+  get enabled(): boolean {
+    return this.logger.isLevelEnabled('info');
+  }
+
+  write(record: RequestLogRecord): void {
+    this.logger.info(record, 'request');
+  }
+}

@@ -1,0 +1,82 @@
+import { Injectable } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RequestLogger } from '../core/logging/request-log.js';
+import { SecretRedactor } from '../core/logging/secret-redactor.js';
+import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
+import { GatewayMetrics, NO_UPSTREAM } from './gateway-metrics.js';
+import { UpstreamTimings } from './upstream-timings.js';
+
+const MAX_LOGGED_PATH = 256;
+
+function round1(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}
+
+/**
+ * Observes every answered request once, in one Fastify `onResponse` hook: the request metrics and the one
+ * log line are built from the same few values (route from the route's config, status, `X-Cache`, upstream
+ * time, Fastify's elapsed time). Nothing here walks headers or bodies.
+ */
+@Injectable()
+export class RequestObserver {
+  private installed = false;
+
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly timings: UpstreamTimings,
+    private readonly log: RequestLogger,
+    private readonly redactor: SecretRedactor,
+  ) {}
+
+  /** Adds the hooks; called by configureApp before the routes are registered. */
+  install(fastify: FastifyInstance): void {
+    if (this.installed) return;
+    this.installed = true;
+    fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      this.observe(req, reply);
+      done();
+    });
+    // An aborted request never reaches onResponse; drop its upstream time.
+    fastify.addHook('onRequestAbort', (req: FastifyRequest, done: () => void) => {
+      this.timings.take(String(req.id));
+      done();
+    });
+  }
+
+  private observe(req: FastifyRequest, reply: FastifyReply): void {
+    const routeOptions = req.routeOptions;
+    const atrium = (routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
+      ATRIUM_ROUTE_CONFIG
+    ];
+    const reqId = String(req.id);
+    const status = reply.statusCode;
+    const totalMs = reply.elapsedTime;
+    const xCache = reply.getHeader('x-cache');
+    const cache = typeof xCache === 'string' ? xCache : undefined;
+    const upstreamMs = this.timings.take(reqId);
+    const consumer = req.consumer?.id;
+    const upstream = atrium ? atrium.upstream : NO_UPSTREAM;
+    // The registered pattern (`/health/ready`), never the raw path, for the gateway's own endpoints.
+    const route = atrium ? atrium.routeId : (routeOptions.url ?? 'unmatched');
+
+    this.metrics.observeRequest({ upstream, route, status, cache, totalMs, upstreamMs, consumer });
+
+    if (!this.log.enabled) return;
+    const url = req.url;
+    const q = url.indexOf('?');
+    let path = q === -1 ? url : url.slice(0, q);
+    if (path.length > MAX_LOGGED_PATH) path = path.slice(0, MAX_LOGGED_PATH) + '…';
+    this.log.write({
+      reqId,
+      method: req.method,
+      path: this.redactor.redact(path),
+      route: atrium?.routeId,
+      upstream: atrium?.upstream,
+      consumer,
+      status,
+      cache,
+      upstreamMs: upstreamMs === undefined ? undefined : round1(upstreamMs),
+      ms: round1(totalMs),
+    });
+  }
+}

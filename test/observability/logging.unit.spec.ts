@@ -1,0 +1,166 @@
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config/atrium-config.js';
+import { scrubKeyPositions } from '../../src/core/logging/key-scrub.js';
+import {
+  createLogger,
+  registerLogRedactor,
+  unregisterLogRedactor,
+} from '../../src/core/logging/logger.factory.js';
+import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
+import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
+
+function sink(): {
+  stream: Writable & { write: (s: string) => boolean };
+  lines: () => Array<Record<string, unknown>>;
+} {
+  const out: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      out.push(chunk.toString());
+      cb();
+    },
+  });
+  return {
+    stream: stream,
+    lines: () =>
+      out
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
+
+describe('scrubKeyPositions', () => {
+  it.each([
+    ['GET /x?token=abc123secret&limit=1', 'GET /x?token=[REDACTED]&limit=1'],
+    ['/y?a=1&sessionId=abcdef123', '/y?a=1&sessionId=[REDACTED]'],
+    ['login?username=u&password=hunter2hunter', 'login?username=u&password=[REDACTED]'],
+    ['Authorization: Bearer abc.def-ghi', 'Authorization: Bearer [REDACTED]'],
+    ['authorization=rawkey12345', 'authorization=[REDACTED]'],
+    ['X-API-Key: k3y-v4lue', 'X-API-Key: [REDACTED]'],
+    ['{"token":"abc","password":"p\\"w"}', '{"token":"[REDACTED]","password":"[REDACTED]"}'],
+    ['sent bearer eyJhbGciOi.xyz to it', 'sent bearer [REDACTED] to it'],
+  ])('%s', (input, expected) => expect(scrubKeyPositions(input)).toBe(expected));
+
+  it('leaves ordinary text alone', () => {
+    const text = 'authorization failed for consumer reader; token bucket empty; GET /macro/feeds?limit=1';
+    expect(scrubKeyPositions(text)).toBe(text);
+  });
+});
+
+describe('createLogger', () => {
+  it('writes JSON lines with level labels and honours the level', () => {
+    const s = sink();
+    const logger = createLogger({ level: 'warn', destination: s.stream });
+    logger.info('not shown');
+    logger.warn({ a: 1 }, 'shown');
+    expect(s.lines()).toEqual([expect.objectContaining({ level: 'warn', a: 1, msg: 'shown' })]);
+  });
+
+  it('censors key fields at three levels and scrubs upstream secrets while a redactor is registered', () => {
+    const s = sink();
+    const logger = createLogger({ level: 'info', destination: s.stream });
+    const redactor = new SecretRedactor();
+    redactor.register('upstream-secret-value-1');
+    logger.info('before attach upstream-secret-value-1');
+    registerLogRedactor(redactor);
+    try {
+      logger.info(
+        {
+          token: 'a1',
+          x: { sessionId: 'a2', y: { password: 'a3', 'x-api-key': 'a4' } },
+          authorization: 'a5',
+        },
+        'after attach upstream-secret-value-1',
+      );
+    } finally {
+      unregisterLogRedactor(redactor);
+    }
+    const [before, after] = s.lines();
+    expect(before.msg).toContain('upstream-secret-value-1');
+    expect(after.msg).toBe('after attach [REDACTED]');
+    expect(JSON.stringify(after)).not.toMatch(/"a[1-5]"/);
+    expect(after).toMatchObject({ token: '[REDACTED]', authorization: '[REDACTED]' });
+  });
+});
+
+describe('PinoNestLogger', () => {
+  it('maps Nest levels and conventions (context last, stack before it) to pino', () => {
+    const s = sink();
+    const nest = new PinoNestLogger(createLogger({ level: 'trace', destination: s.stream }));
+    nest.log('started', 'NestApplication');
+    nest.error('failed', 'Error: x\n    at f (a.js:1:1)', 'ExceptionHandler');
+    nest.error('only context', 'Proxy');
+    nest.verbose('chatty');
+    nest.warn({ message: 'object message', upstream: 'macro' }, 'Limits');
+    nest.fatal(new Error('fatal boom'));
+    const lines = s.lines();
+    expect(lines[0]).toMatchObject({ level: 'info', msg: 'started', context: 'NestApplication' });
+    expect(lines[1]).toMatchObject({ level: 'error', msg: 'failed', context: 'ExceptionHandler' });
+    expect(String(lines[1].stack)).toContain('at f (a.js:1:1)');
+    expect(lines[2]).toMatchObject({ level: 'error', msg: 'only context', context: 'Proxy' });
+    expect(lines[2].stack).toBeUndefined();
+    expect(lines[3]).toMatchObject({ level: 'trace', msg: 'chatty' });
+    expect(lines[4]).toMatchObject({
+      level: 'warn',
+      msg: 'object message',
+      upstream: 'macro',
+      context: 'Limits',
+    });
+    expect(lines[5]).toMatchObject({ level: 'fatal', msg: 'fatal boom', errorName: 'Error' });
+  });
+});
+
+describe('logging configuration', () => {
+  const base = { UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_MACRO_TOKEN: 'tok-123456' };
+  const env = (extra: Record<string, string>) => {
+    const e: Record<string, string> = { ...extra };
+    for (const n of ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS']) {
+      e[`UPSTREAM_${n}_BASE_URL`] = base.UPSTREAM_MACRO_BASE_URL;
+      e[`UPSTREAM_${n}_TOKEN`] = base.UPSTREAM_MACRO_TOKEN;
+    }
+    return e;
+  };
+
+  it('pretty logs only with NODE_ENV=development', () => {
+    expect(loadConfig(env({ NODE_ENV: 'development' })).prettyLogs).toBe(true);
+    expect(loadConfig(env({ NODE_ENV: 'production' })).prettyLogs).toBe(false);
+    expect(loadConfig(env({})).prettyLogs).toBe(false);
+  });
+
+  it('LOG_LEVEL is validated; ATRIUM_METRICS_TOKEN must be long, and errors never print it', () => {
+    expect(() => loadConfig(env({ LOG_LEVEL: 'loud' }))).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }))).toThrow(/ATRIUM_METRICS_TOKEN/);
+    try {
+      loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }));
+    } catch (e) {
+      expect((e as Error).message).not.toContain('short-tok');
+    }
+    expect(loadConfig(env({ ATRIUM_METRICS_TOKEN: 'a-long-enough-metrics-token' })).metricsToken).toBe(
+      'a-long-enough-metrics-token',
+    );
+  });
+});
+
+describe('censorKeys', () => {
+  it('censors key fields at any of the first levels, in objects and arrays, whatever their case', async () => {
+    const { censorKeys } = await import('../../src/core/logging/logger.factory.js');
+    const input = {
+      Authorization: 'a',
+      nested: { 'X-API-Key': 'b', list: [{ token: 'c' }, { ok: 1 }] },
+      query: { sessionId: 'd', limit: '1' },
+      empty: { password: undefined },
+    };
+    expect(censorKeys(input)).toEqual({
+      Authorization: '[REDACTED]',
+      nested: { 'X-API-Key': '[REDACTED]', list: [{ token: '[REDACTED]' }, { ok: 1 }] },
+      query: { sessionId: '[REDACTED]', limit: '1' },
+      empty: { password: undefined },
+    });
+    // The input is not modified; a clean object is returned as is (no copy on the hot path).
+    expect(input.nested.list[0].token).toBe('c');
+    const clean = { reqId: 'r', status: 200, route: 'macro.feeds.list' };
+    expect(censorKeys(clean)).toBe(clean);
+  });
+});
