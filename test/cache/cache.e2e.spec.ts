@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { METRICS_REGISTRY } from '../../src/metrics/metrics.module.js';
+import { METRICS_REGISTRY } from '../../src/metrics/metrics.tokens.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';

@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnModuleInit, type Provider } from '@nestjs/co
 import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { ReadinessService } from '../../health/readiness.service.js';
-import { METRICS_REGISTRY } from '../../metrics/metrics.module.js';
+import { METRICS_REGISTRY } from '../../metrics/metrics.tokens.js';
 import { CACHE_TTL } from '../cache-ttl.js';
 import { CACHE_METRICS, CacheMetrics } from './cache-metrics.js';
 import { MemoryResponseStore } from './memory-response.store.js';

@@ -9,7 +9,7 @@ import {
   rateLimitedCounter,
   redisErrorsCounter,
 } from '../../core/throttling/throttling.metrics.js';
-import { METRICS_REGISTRY } from '../../metrics/metrics.module.js';
+import { METRICS_REGISTRY } from '../../metrics/metrics.tokens.js';
 import type { UpstreamDefinition } from '../upstream-definition.js';
 import { BREAKER_STATE_VALUE } from './circuit-breaker.js';
 import { parseCooldownMessage, RedisBudgetStore } from './redis-budget.store.js';
