@@ -223,14 +223,14 @@ const SCRIPT = `
       sparkline(u.history, 150, 40, '#58a6ff'),
     ]));
     var hr = u.hitRatio === null || u.hitRatio === undefined ? null : Math.round(u.hitRatio * 100);
-    var cacheNote = u.cache ? (u.cache.hit + u.cache.stale + u.cache.coalesced) + ' served / ' + u.cache.miss + ' miss' : 'no cache data';
+    var cacheNote = u.cache ? (u.cache.hit + u.cache.stale + u.cache.coalesced) + ' hit · ' + u.cache.miss + ' miss' : 'no data';
     card.appendChild(el('div', { cls: 'row' }, [
       donut(hr === null ? null : u.hitRatio, 46),
       el('div', { cls: 'kpi' }, [
-        el('div', { cls: 'label', text: 'cache hit ratio' }),
+        el('div', { cls: 'label', text: 'cache hits' }),
         el('div', { cls: 'value', 'data-field': 'hit-ratio' }, hr === null ? na() : [String(hr), el('small', { text: '%' })]),
       ]),
-      el('div', { cls: 'kpi' }, [el('div', { cls: 'label', text: 'recent' }), el('div', { text: cacheNote })]),
+      el('div', { cls: 'kpi' }, [el('div', { cls: 'label', text: 'last minute' }), el('div', { text: cacheNote })]),
     ]));
 
     var b = u.budget;
