@@ -162,6 +162,1053 @@ export interface Operations {
     response: unknown;
   };
   /**
+   * GET /company/companies/banking
+   * Companies banking
+   */
+  "company.companies.banking": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/{id}/benchmark
+   * Companies benchmark
+   */
+  "company.companies.benchmark": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/{id}/external_download/{class_code}
+   * Companies external download
+   */
+  "company.companies.external_download": {
+    params: {
+      path: {
+        id: string | number;
+        class_code: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: Blob;
+  };
+  /**
+   * GET /company/companies/{id}
+   * Companies get
+   */
+  "company.companies.get": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/insurance
+   * Companies insurance
+   */
+  "company.companies.insurance": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/local/{standard_id}
+   * Companies local
+   */
+  "company.companies.local": {
+    params: {
+      path: {
+        standard_id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/match
+   * Companies match
+   */
+  "company.companies.match": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/non-financial
+   * Companies non financial
+   */
+  "company.companies.non_financial": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies
+   * Companies search
+   */
+  "company.companies.search": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/{id}/statements
+   * Companies statements
+   */
+  "company.companies.statements": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/{id}/statements/{standard_id}
+   * Companies statements standard
+   */
+  "company.companies.statements.standard": {
+    params: {
+      path: {
+        id: string | number;
+        standard_id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/cities
+   * Dictionary cities
+   */
+  "company.dictionary.cities": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/company_types
+   * Dictionary company types
+   */
+  "company.dictionary.company_types": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/countries
+   * Dictionary countries
+   */
+  "company.dictionary.countries": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/currencies
+   * Dictionary currencies
+   */
+  "company.dictionary.currencies": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/industries/classes/{class_code}
+   * Dictionary industry class
+   */
+  "company.dictionary.industry_class": {
+    params: {
+      path: {
+        class_code: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/industries/classes
+   * Dictionary industry classes
+   */
+  "company.dictionary.industry_classes": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/legal_forms
+   * Dictionary legal forms
+   */
+  "company.dictionary.legal_forms": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/market_segments
+   * Dictionary market segments
+   */
+  "company.dictionary.market_segments": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/operational_statuses
+   * Dictionary operational statuses
+   */
+  "company.dictionary.operational_statuses": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/owner_types
+   * Dictionary owner types
+   */
+  "company.dictionary.owner_types": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/periods
+   * Dictionary periods
+   */
+  "company.dictionary.periods": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/regions
+   * Dictionary regions
+   */
+  "company.dictionary.regions": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/standards/{id}
+   * Dictionary standard
+   */
+  "company.dictionary.standard": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/standards/{id}/accounts/{account_id}
+   * Dictionary standard account
+   */
+  "company.dictionary.standard.account": {
+    params: {
+      path: {
+        id: string | number;
+        account_id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/standards/{id}/accounts
+   * Dictionary standard accounts
+   */
+  "company.dictionary.standard.accounts": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/standards
+   * Dictionary standards
+   */
+  "company.dictionary.standards": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/dictionary/stock_exchanges
+   * Dictionary stock exchanges
+   */
+  "company.dictionary.stock_exchanges": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /company/companies/dumps
+   * Dumps create
+   */
+  "company.dumps.create": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: Record<string, unknown>;
+    };
+    response: unknown;
+  };
+  /**
+   * DELETE /company/companies/dumps/{id}
+   * Dumps delete
+   */
+  "company.dumps.delete": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/dumps/{id}
+   * Dumps get
+   */
+  "company.dumps.get": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/dumps
+   * Dumps list
+   */
+  "company.dumps.list": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /company/companies/feeds
+   * Feeds create
+   */
+  "company.feeds.create": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: Record<string, unknown>;
+    };
+    response: unknown;
+  };
+  /**
+   * DELETE /company/companies/feeds/{id}
+   * Feeds delete
+   */
+  "company.feeds.delete": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/feeds/{id}
+   * Feeds get
+   */
+  "company.feeds.get": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/feeds
+   * Feeds list
+   */
+  "company.feeds.list": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * PATCH /company/companies/feeds/{id}
+   * Feeds update
+   */
+  "company.feeds.update": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: Record<string, unknown>;
+    };
+    response: unknown;
+  };
+  /**
+   * POST /company/companies/search/filters
+   * Filters create
+   */
+  "company.filters.create": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: Record<string, unknown>;
+    };
+    response: unknown;
+  };
+  /**
+   * DELETE /company/companies/search/filters/{id}
+   * Filters delete
+   */
+  "company.filters.delete": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/search/filters/{id}
+   * Filters get
+   */
+  "company.filters.get": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/search/filters
+   * Filters list
+   */
+  "company.filters.list": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * PATCH /company/companies/search/filters/{id}
+   * Filters update
+   */
+  "company.filters.update": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: Record<string, unknown>;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/statements/{id}/accounts
+   * Statements accounts
+   */
+  "company.statements.accounts": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/statements/{id}/accounts/{standard_id}
+   * Statements accounts standard
+   */
+  "company.statements.accounts.standard": {
+    params: {
+      path: {
+        id: string | number;
+        standard_id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /company/companies/statements/{id}
+   * Statements get
+   */
+  "company.statements.get": {
+    params: {
+      path: {
+        id: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /deals/SearchAdvisors/getListAdvisors/
+   * Advisors list
+   */
+  "deals.advisors.list": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /deals/SearchCompanies/getListCompanies/
+   * Companies list
+   */
+  "deals.companies.list": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /deals/DealInfo/getDealInfo/
+   * Deal info
+   */
+  "deals.deal.info": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /deals/SearchDeal/getDeals/
+   * Deals search
+   */
+  "deals.deals.search": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /deals/Auth/login
+   */
+  "deals.loginGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /deals/Auth/login
+   */
+  "deals.loginPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /deals/Auth/logout
+   */
+  "deals.logoutGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /deals/Auth/logout
+   */
+  "deals.logoutPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /deals/Auth/getUserData
+   */
+  "deals.userGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /deals/Auth/getUserData
+   */
+  "deals.userPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Dictionary/getCountries/
+   * Dictionary countries
+   */
+  "documents.dictionary.countries": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Dictionary/getFormats/
+   * Dictionary formats
+   */
+  "documents.dictionary.formats": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Dictionary/getIndustries/
+   * Dictionary industries
+   */
+  "documents.dictionary.industries": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Dictionary/getLanguages/
+   * Dictionary languages
+   */
+  "documents.dictionary.languages": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Dictionary/getPublicationTypes/
+   * Dictionary publication types
+   */
+  "documents.dictionary.publication_types": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Dictionary/getPublications/
+   * Dictionary publications
+   */
+  "documents.dictionary.publications": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Dictionary/getSourceTypes/
+   * Dictionary source types
+   */
+  "documents.dictionary.source_types": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Dictionary/getTopics/
+   * Dictionary topics
+   */
+  "documents.dictionary.topics": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Auth/login
+   */
+  "documents.loginGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /documents/Auth/login
+   */
+  "documents.loginPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Auth/logout
+   */
+  "documents.logoutGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /documents/Auth/logout
+   */
+  "documents.logoutPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Search/getDocuments/
+   * Search documents
+   */
+  "documents.search.documents": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Search/getFile/
+   * Search file
+   */
+  "documents.search.file": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: Blob;
+  };
+  /**
+   * GET /documents/Search/findCompany/
+   * Search find company
+   */
+  "documents.search.find_company": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Search/getMissingIds/
+   * Search missing ids
+   */
+  "documents.search.missing_ids": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Search/query/
+   * Search query
+   */
+  "documents.search.query": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Usage/report/
+   * Usage report
+   */
+  "documents.usage.report": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Usage/reportMultiple/
+   * Usage report multiple
+   */
+  "documents.usage.report_multiple": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /documents/Auth/getUserData
+   */
+  "documents.userGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /documents/Auth/getUserData
+   */
+  "documents.userPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /dw/Auth/login
+   */
+  "dw.loginGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /dw/Auth/login
+   */
+  "dw.loginPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /dw/Auth/logout
+   */
+  "dw.logoutGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /dw/Auth/logout
+   */
+  "dw.logoutPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /dw/Auth/getUserData
+   */
+  "dw.userGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /dw/Auth/getUserData
+   */
+  "dw.userPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
    * GET /health/live
    */
   "health.live": {
@@ -2030,11 +3077,162 @@ export interface Operations {
     };
     response: unknown;
   };
+  /**
+   * GET /news/Auth/login
+   */
+  "news.loginGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /news/Auth/login
+   */
+  "news.loginPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /news/Auth/logout
+   */
+  "news.logoutGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /news/Auth/logout
+   */
+  "news.logoutPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
+  /**
+   * GET /news/Auth/getUserData
+   */
+  "news.userGet": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * POST /news/Auth/getUserData
+   */
+  "news.userPost": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+      body?: unknown;
+    };
+    response: unknown;
+  };
 }
 
 /** How to call each operation. */
 export const OPERATIONS = {
   "batch.run": { method: "POST", path: "/batch" },
+  "company.companies.banking": { method: "GET", path: "/company/companies/banking" },
+  "company.companies.benchmark": { method: "GET", path: "/company/companies/{id}/benchmark" },
+  "company.companies.external_download": { method: "GET", path: "/company/companies/{id}/external_download/{class_code}", response: "file" },
+  "company.companies.get": { method: "GET", path: "/company/companies/{id}" },
+  "company.companies.insurance": { method: "GET", path: "/company/companies/insurance" },
+  "company.companies.local": { method: "GET", path: "/company/companies/local/{standard_id}" },
+  "company.companies.match": { method: "GET", path: "/company/companies/match" },
+  "company.companies.non_financial": { method: "GET", path: "/company/companies/non-financial" },
+  "company.companies.search": { method: "GET", path: "/company/companies" },
+  "company.companies.statements": { method: "GET", path: "/company/companies/{id}/statements" },
+  "company.companies.statements.standard": { method: "GET", path: "/company/companies/{id}/statements/{standard_id}" },
+  "company.dictionary.cities": { method: "GET", path: "/company/dictionary/cities" },
+  "company.dictionary.company_types": { method: "GET", path: "/company/dictionary/company_types" },
+  "company.dictionary.countries": { method: "GET", path: "/company/dictionary/countries" },
+  "company.dictionary.currencies": { method: "GET", path: "/company/dictionary/currencies" },
+  "company.dictionary.industry_class": { method: "GET", path: "/company/dictionary/industries/classes/{class_code}" },
+  "company.dictionary.industry_classes": { method: "GET", path: "/company/dictionary/industries/classes" },
+  "company.dictionary.legal_forms": { method: "GET", path: "/company/dictionary/legal_forms" },
+  "company.dictionary.market_segments": { method: "GET", path: "/company/dictionary/market_segments" },
+  "company.dictionary.operational_statuses": { method: "GET", path: "/company/dictionary/operational_statuses" },
+  "company.dictionary.owner_types": { method: "GET", path: "/company/dictionary/owner_types" },
+  "company.dictionary.periods": { method: "GET", path: "/company/dictionary/periods" },
+  "company.dictionary.regions": { method: "GET", path: "/company/dictionary/regions" },
+  "company.dictionary.standard": { method: "GET", path: "/company/dictionary/standards/{id}" },
+  "company.dictionary.standard.account": { method: "GET", path: "/company/dictionary/standards/{id}/accounts/{account_id}" },
+  "company.dictionary.standard.accounts": { method: "GET", path: "/company/dictionary/standards/{id}/accounts" },
+  "company.dictionary.standards": { method: "GET", path: "/company/dictionary/standards" },
+  "company.dictionary.stock_exchanges": { method: "GET", path: "/company/dictionary/stock_exchanges" },
+  "company.dumps.create": { method: "POST", path: "/company/companies/dumps", bodyTypes: ["application/x-www-form-urlencoded","application/json"] },
+  "company.dumps.delete": { method: "DELETE", path: "/company/companies/dumps/{id}" },
+  "company.dumps.get": { method: "GET", path: "/company/companies/dumps/{id}" },
+  "company.dumps.list": { method: "GET", path: "/company/companies/dumps" },
+  "company.feeds.create": { method: "POST", path: "/company/companies/feeds", bodyTypes: ["application/x-www-form-urlencoded","application/json"] },
+  "company.feeds.delete": { method: "DELETE", path: "/company/companies/feeds/{id}" },
+  "company.feeds.get": { method: "GET", path: "/company/companies/feeds/{id}" },
+  "company.feeds.list": { method: "GET", path: "/company/companies/feeds" },
+  "company.feeds.update": { method: "PATCH", path: "/company/companies/feeds/{id}", bodyTypes: ["application/x-www-form-urlencoded","application/json"] },
+  "company.filters.create": { method: "POST", path: "/company/companies/search/filters", bodyTypes: ["application/x-www-form-urlencoded","application/json"] },
+  "company.filters.delete": { method: "DELETE", path: "/company/companies/search/filters/{id}" },
+  "company.filters.get": { method: "GET", path: "/company/companies/search/filters/{id}" },
+  "company.filters.list": { method: "GET", path: "/company/companies/search/filters" },
+  "company.filters.update": { method: "PATCH", path: "/company/companies/search/filters/{id}", bodyTypes: ["application/x-www-form-urlencoded","application/json"] },
+  "company.statements.accounts": { method: "GET", path: "/company/companies/statements/{id}/accounts" },
+  "company.statements.accounts.standard": { method: "GET", path: "/company/companies/statements/{id}/accounts/{standard_id}" },
+  "company.statements.get": { method: "GET", path: "/company/companies/statements/{id}" },
+  "deals.advisors.list": { method: "GET", path: "/deals/SearchAdvisors/getListAdvisors/" },
+  "deals.companies.list": { method: "GET", path: "/deals/SearchCompanies/getListCompanies/" },
+  "deals.deal.info": { method: "GET", path: "/deals/DealInfo/getDealInfo/" },
+  "deals.deals.search": { method: "GET", path: "/deals/SearchDeal/getDeals/" },
+  "deals.loginGet": { method: "GET", path: "/deals/Auth/login" },
+  "deals.loginPost": { method: "POST", path: "/deals/Auth/login" },
+  "deals.logoutGet": { method: "GET", path: "/deals/Auth/logout" },
+  "deals.logoutPost": { method: "POST", path: "/deals/Auth/logout" },
+  "deals.userGet": { method: "GET", path: "/deals/Auth/getUserData" },
+  "deals.userPost": { method: "POST", path: "/deals/Auth/getUserData" },
+  "documents.dictionary.countries": { method: "GET", path: "/documents/Dictionary/getCountries/" },
+  "documents.dictionary.formats": { method: "GET", path: "/documents/Dictionary/getFormats/" },
+  "documents.dictionary.industries": { method: "GET", path: "/documents/Dictionary/getIndustries/" },
+  "documents.dictionary.languages": { method: "GET", path: "/documents/Dictionary/getLanguages/" },
+  "documents.dictionary.publication_types": { method: "GET", path: "/documents/Dictionary/getPublicationTypes/" },
+  "documents.dictionary.publications": { method: "GET", path: "/documents/Dictionary/getPublications/" },
+  "documents.dictionary.source_types": { method: "GET", path: "/documents/Dictionary/getSourceTypes/" },
+  "documents.dictionary.topics": { method: "GET", path: "/documents/Dictionary/getTopics/" },
+  "documents.loginGet": { method: "GET", path: "/documents/Auth/login" },
+  "documents.loginPost": { method: "POST", path: "/documents/Auth/login" },
+  "documents.logoutGet": { method: "GET", path: "/documents/Auth/logout" },
+  "documents.logoutPost": { method: "POST", path: "/documents/Auth/logout" },
+  "documents.search.documents": { method: "GET", path: "/documents/Search/getDocuments/" },
+  "documents.search.file": { method: "GET", path: "/documents/Search/getFile/", response: "file" },
+  "documents.search.find_company": { method: "GET", path: "/documents/Search/findCompany/" },
+  "documents.search.missing_ids": { method: "GET", path: "/documents/Search/getMissingIds/" },
+  "documents.search.query": { method: "GET", path: "/documents/Search/query/" },
+  "documents.usage.report": { method: "GET", path: "/documents/Usage/report/" },
+  "documents.usage.report_multiple": { method: "GET", path: "/documents/Usage/reportMultiple/" },
+  "documents.userGet": { method: "GET", path: "/documents/Auth/getUserData" },
+  "documents.userPost": { method: "POST", path: "/documents/Auth/getUserData" },
+  "dw.loginGet": { method: "GET", path: "/dw/Auth/login" },
+  "dw.loginPost": { method: "POST", path: "/dw/Auth/login" },
+  "dw.logoutGet": { method: "GET", path: "/dw/Auth/logout" },
+  "dw.logoutPost": { method: "POST", path: "/dw/Auth/logout" },
+  "dw.userGet": { method: "GET", path: "/dw/Auth/getUserData" },
+  "dw.userPost": { method: "POST", path: "/dw/Auth/getUserData" },
   "health.live": { method: "GET", path: "/health/live" },
   "health.ready": { method: "GET", path: "/health/ready" },
   "macro.dictionary.all": { method: "GET", path: "/macro/dictionary" },
@@ -2109,6 +3307,12 @@ export const OPERATIONS = {
   "macro.userdefined.timepoints.create": { method: "POST", path: "/macro/userdefined/series/{id}/timepoints", bodyTypes: ["application/x-www-form-urlencoded","application/json"] },
   "macro.userdefined.timepoints.delete": { method: "DELETE", path: "/macro/userdefined/series/{id}/timepoints" },
   "macro.userdefined.update": { method: "PATCH", path: "/macro/userdefined/series/{id}", bodyTypes: ["application/x-www-form-urlencoded","application/json"] },
+  "news.loginGet": { method: "GET", path: "/news/Auth/login" },
+  "news.loginPost": { method: "POST", path: "/news/Auth/login" },
+  "news.logoutGet": { method: "GET", path: "/news/Auth/logout" },
+  "news.logoutPost": { method: "POST", path: "/news/Auth/logout" },
+  "news.userGet": { method: "GET", path: "/news/Auth/getUserData" },
+  "news.userPost": { method: "POST", path: "/news/Auth/getUserData" },
 } as const satisfies Record<keyof Operations, OperationInfo>;
 
 export type OperationId = keyof Operations;
@@ -2129,6 +3333,726 @@ export class AtriumClient extends AtriumClientBase<Operations> {
    */
   batchRun(params: Operations["batch.run"]['params'] = {}, options?: RequestOptions) {
     return this.call("batch.run", params, options);
+  }
+
+  /**
+   * Companies banking
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/banking`
+   */
+  companyCompaniesBanking(params: Operations["company.companies.banking"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.companies.banking", params, options);
+  }
+
+  /**
+   * Companies benchmark
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/{id}/benchmark`
+   */
+  companyCompaniesBenchmark(params: Operations["company.companies.benchmark"]['params'], options?: RequestOptions) {
+    return this.call("company.companies.benchmark", params, options);
+  }
+
+  /**
+   * Companies external download
+   * The answer is a file, streamed as the upstream sends it; never cached.
+   * `GET /company/companies/{id}/external_download/{class_code}`
+   */
+  companyCompaniesExternalDownload(params: Operations["company.companies.external_download"]['params'], options?: RequestOptions) {
+    return this.call("company.companies.external_download", params, options);
+  }
+
+  /**
+   * Companies get
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/{id}`
+   */
+  companyCompaniesGet(params: Operations["company.companies.get"]['params'], options?: RequestOptions) {
+    return this.call("company.companies.get", params, options);
+  }
+
+  /**
+   * Companies insurance
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/insurance`
+   */
+  companyCompaniesInsurance(params: Operations["company.companies.insurance"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.companies.insurance", params, options);
+  }
+
+  /**
+   * Companies local
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/local/{standard_id}`
+   */
+  companyCompaniesLocal(params: Operations["company.companies.local"]['params'], options?: RequestOptions) {
+    return this.call("company.companies.local", params, options);
+  }
+
+  /**
+   * Companies match
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/match`
+   */
+  companyCompaniesMatch(params: Operations["company.companies.match"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.companies.match", params, options);
+  }
+
+  /**
+   * Companies non financial
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/non-financial`
+   */
+  companyCompaniesNonFinancial(params: Operations["company.companies.non_financial"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.companies.non_financial", params, options);
+  }
+
+  /**
+   * Companies search
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies`
+   */
+  companyCompaniesSearch(params: Operations["company.companies.search"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.companies.search", params, options);
+  }
+
+  /**
+   * Companies statements
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/{id}/statements`
+   */
+  companyCompaniesStatements(params: Operations["company.companies.statements"]['params'], options?: RequestOptions) {
+    return this.call("company.companies.statements", params, options);
+  }
+
+  /**
+   * Companies statements standard
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/{id}/statements/{standard_id}`
+   */
+  companyCompaniesStatementsStandard(params: Operations["company.companies.statements.standard"]['params'], options?: RequestOptions) {
+    return this.call("company.companies.statements.standard", params, options);
+  }
+
+  /**
+   * Dictionary cities
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/cities`
+   */
+  companyDictionaryCities(params: Operations["company.dictionary.cities"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.cities", params, options);
+  }
+
+  /**
+   * Dictionary company types
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/company_types`
+   */
+  companyDictionaryCompanyTypes(params: Operations["company.dictionary.company_types"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.company_types", params, options);
+  }
+
+  /**
+   * Dictionary countries
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/countries`
+   */
+  companyDictionaryCountries(params: Operations["company.dictionary.countries"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.countries", params, options);
+  }
+
+  /**
+   * Dictionary currencies
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/currencies`
+   */
+  companyDictionaryCurrencies(params: Operations["company.dictionary.currencies"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.currencies", params, options);
+  }
+
+  /**
+   * Dictionary industry class
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/industries/classes/{class_code}`
+   */
+  companyDictionaryIndustryClass(params: Operations["company.dictionary.industry_class"]['params'], options?: RequestOptions) {
+    return this.call("company.dictionary.industry_class", params, options);
+  }
+
+  /**
+   * Dictionary industry classes
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/industries/classes`
+   */
+  companyDictionaryIndustryClasses(params: Operations["company.dictionary.industry_classes"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.industry_classes", params, options);
+  }
+
+  /**
+   * Dictionary legal forms
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/legal_forms`
+   */
+  companyDictionaryLegalForms(params: Operations["company.dictionary.legal_forms"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.legal_forms", params, options);
+  }
+
+  /**
+   * Dictionary market segments
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/market_segments`
+   */
+  companyDictionaryMarketSegments(params: Operations["company.dictionary.market_segments"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.market_segments", params, options);
+  }
+
+  /**
+   * Dictionary operational statuses
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/operational_statuses`
+   */
+  companyDictionaryOperationalStatuses(params: Operations["company.dictionary.operational_statuses"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.operational_statuses", params, options);
+  }
+
+  /**
+   * Dictionary owner types
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/owner_types`
+   */
+  companyDictionaryOwnerTypes(params: Operations["company.dictionary.owner_types"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.owner_types", params, options);
+  }
+
+  /**
+   * Dictionary periods
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/periods`
+   */
+  companyDictionaryPeriods(params: Operations["company.dictionary.periods"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.periods", params, options);
+  }
+
+  /**
+   * Dictionary regions
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/regions`
+   */
+  companyDictionaryRegions(params: Operations["company.dictionary.regions"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.regions", params, options);
+  }
+
+  /**
+   * Dictionary standard
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/standards/{id}`
+   */
+  companyDictionaryStandard(params: Operations["company.dictionary.standard"]['params'], options?: RequestOptions) {
+    return this.call("company.dictionary.standard", params, options);
+  }
+
+  /**
+   * Dictionary standard account
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/standards/{id}/accounts/{account_id}`
+   */
+  companyDictionaryStandardAccount(params: Operations["company.dictionary.standard.account"]['params'], options?: RequestOptions) {
+    return this.call("company.dictionary.standard.account", params, options);
+  }
+
+  /**
+   * Dictionary standard accounts
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/standards/{id}/accounts`
+   */
+  companyDictionaryStandardAccounts(params: Operations["company.dictionary.standard.accounts"]['params'], options?: RequestOptions) {
+    return this.call("company.dictionary.standard.accounts", params, options);
+  }
+
+  /**
+   * Dictionary standards
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/standards`
+   */
+  companyDictionaryStandards(params: Operations["company.dictionary.standards"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.standards", params, options);
+  }
+
+  /**
+   * Dictionary stock exchanges
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /company/dictionary/stock_exchanges`
+   */
+  companyDictionaryStockExchanges(params: Operations["company.dictionary.stock_exchanges"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dictionary.stock_exchanges", params, options);
+  }
+
+  /**
+   * Dumps create
+   * A write: never cached or retried; needs a consumer with write permission.
+   * `POST /company/companies/dumps`
+   */
+  companyDumpsCreate(params: Operations["company.dumps.create"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dumps.create", params, options);
+  }
+
+  /**
+   * Dumps delete
+   * A write: never cached or retried; needs a consumer with write permission.
+   * `DELETE /company/companies/dumps/{id}`
+   */
+  companyDumpsDelete(params: Operations["company.dumps.delete"]['params'], options?: RequestOptions) {
+    return this.call("company.dumps.delete", params, options);
+  }
+
+  /**
+   * Dumps get
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/dumps/{id}`
+   */
+  companyDumpsGet(params: Operations["company.dumps.get"]['params'], options?: RequestOptions) {
+    return this.call("company.dumps.get", params, options);
+  }
+
+  /**
+   * Dumps list
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/dumps`
+   */
+  companyDumpsList(params: Operations["company.dumps.list"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.dumps.list", params, options);
+  }
+
+  /**
+   * Feeds create
+   * A write: never cached or retried; needs a consumer with write permission.
+   * `POST /company/companies/feeds`
+   */
+  companyFeedsCreate(params: Operations["company.feeds.create"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.feeds.create", params, options);
+  }
+
+  /**
+   * Feeds delete
+   * A write: never cached or retried; needs a consumer with write permission.
+   * `DELETE /company/companies/feeds/{id}`
+   */
+  companyFeedsDelete(params: Operations["company.feeds.delete"]['params'], options?: RequestOptions) {
+    return this.call("company.feeds.delete", params, options);
+  }
+
+  /**
+   * Feeds get
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/feeds/{id}`
+   */
+  companyFeedsGet(params: Operations["company.feeds.get"]['params'], options?: RequestOptions) {
+    return this.call("company.feeds.get", params, options);
+  }
+
+  /**
+   * Feeds list
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/feeds`
+   */
+  companyFeedsList(params: Operations["company.feeds.list"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.feeds.list", params, options);
+  }
+
+  /**
+   * Feeds update
+   * A write: never cached or retried; needs a consumer with write permission.
+   * `PATCH /company/companies/feeds/{id}`
+   */
+  companyFeedsUpdate(params: Operations["company.feeds.update"]['params'], options?: RequestOptions) {
+    return this.call("company.feeds.update", params, options);
+  }
+
+  /**
+   * Filters create
+   * A write: never cached or retried; needs a consumer with write permission.
+   * `POST /company/companies/search/filters`
+   */
+  companyFiltersCreate(params: Operations["company.filters.create"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.filters.create", params, options);
+  }
+
+  /**
+   * Filters delete
+   * A write: never cached or retried; needs a consumer with write permission.
+   * `DELETE /company/companies/search/filters/{id}`
+   */
+  companyFiltersDelete(params: Operations["company.filters.delete"]['params'], options?: RequestOptions) {
+    return this.call("company.filters.delete", params, options);
+  }
+
+  /**
+   * Filters get
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/search/filters/{id}`
+   */
+  companyFiltersGet(params: Operations["company.filters.get"]['params'], options?: RequestOptions) {
+    return this.call("company.filters.get", params, options);
+  }
+
+  /**
+   * Filters list
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/search/filters`
+   */
+  companyFiltersList(params: Operations["company.filters.list"]['params'] = {}, options?: RequestOptions) {
+    return this.call("company.filters.list", params, options);
+  }
+
+  /**
+   * Filters update
+   * A write: never cached or retried; needs a consumer with write permission.
+   * `PATCH /company/companies/search/filters/{id}`
+   */
+  companyFiltersUpdate(params: Operations["company.filters.update"]['params'], options?: RequestOptions) {
+    return this.call("company.filters.update", params, options);
+  }
+
+  /**
+   * Statements accounts
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/statements/{id}/accounts`
+   */
+  companyStatementsAccounts(params: Operations["company.statements.accounts"]['params'], options?: RequestOptions) {
+    return this.call("company.statements.accounts", params, options);
+  }
+
+  /**
+   * Statements accounts standard
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/statements/{id}/accounts/{standard_id}`
+   */
+  companyStatementsAccountsStandard(params: Operations["company.statements.accounts.standard"]['params'], options?: RequestOptions) {
+    return this.call("company.statements.accounts.standard", params, options);
+  }
+
+  /**
+   * Statements get
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /company/companies/statements/{id}`
+   */
+  companyStatementsGet(params: Operations["company.statements.get"]['params'], options?: RequestOptions) {
+    return this.call("company.statements.get", params, options);
+  }
+
+  /**
+   * Advisors list
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /deals/SearchAdvisors/getListAdvisors/`
+   */
+  dealsAdvisorsList(params: Operations["deals.advisors.list"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.advisors.list", params, options);
+  }
+
+  /**
+   * Companies list
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /deals/SearchCompanies/getListCompanies/`
+   */
+  dealsCompaniesList(params: Operations["deals.companies.list"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.companies.list", params, options);
+  }
+
+  /**
+   * Deal info
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /deals/DealInfo/getDealInfo/`
+   */
+  dealsDealInfo(params: Operations["deals.deal.info"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.deal.info", params, options);
+  }
+
+  /**
+   * Deals search
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /deals/SearchDeal/getDeals/`
+   */
+  dealsDealsSearch(params: Operations["deals.deals.search"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.deals.search", params, options);
+  }
+
+  /**
+   * deals.loginGet
+   * `GET /deals/Auth/login`
+   */
+  dealsLoginGet(params: Operations["deals.loginGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.loginGet", params, options);
+  }
+
+  /**
+   * deals.loginPost
+   * `POST /deals/Auth/login`
+   */
+  dealsLoginPost(params: Operations["deals.loginPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.loginPost", params, options);
+  }
+
+  /**
+   * deals.logoutGet
+   * `GET /deals/Auth/logout`
+   */
+  dealsLogoutGet(params: Operations["deals.logoutGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.logoutGet", params, options);
+  }
+
+  /**
+   * deals.logoutPost
+   * `POST /deals/Auth/logout`
+   */
+  dealsLogoutPost(params: Operations["deals.logoutPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.logoutPost", params, options);
+  }
+
+  /**
+   * deals.userGet
+   * `GET /deals/Auth/getUserData`
+   */
+  dealsUserGet(params: Operations["deals.userGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.userGet", params, options);
+  }
+
+  /**
+   * deals.userPost
+   * `POST /deals/Auth/getUserData`
+   */
+  dealsUserPost(params: Operations["deals.userPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("deals.userPost", params, options);
+  }
+
+  /**
+   * Dictionary countries
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Dictionary/getCountries/`
+   */
+  documentsDictionaryCountries(params: Operations["documents.dictionary.countries"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.dictionary.countries", params, options);
+  }
+
+  /**
+   * Dictionary formats
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Dictionary/getFormats/`
+   */
+  documentsDictionaryFormats(params: Operations["documents.dictionary.formats"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.dictionary.formats", params, options);
+  }
+
+  /**
+   * Dictionary industries
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Dictionary/getIndustries/`
+   */
+  documentsDictionaryIndustries(params: Operations["documents.dictionary.industries"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.dictionary.industries", params, options);
+  }
+
+  /**
+   * Dictionary languages
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Dictionary/getLanguages/`
+   */
+  documentsDictionaryLanguages(params: Operations["documents.dictionary.languages"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.dictionary.languages", params, options);
+  }
+
+  /**
+   * Dictionary publication types
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Dictionary/getPublicationTypes/`
+   */
+  documentsDictionaryPublicationTypes(params: Operations["documents.dictionary.publication_types"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.dictionary.publication_types", params, options);
+  }
+
+  /**
+   * Dictionary publications
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Dictionary/getPublications/`
+   */
+  documentsDictionaryPublications(params: Operations["documents.dictionary.publications"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.dictionary.publications", params, options);
+  }
+
+  /**
+   * Dictionary source types
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Dictionary/getSourceTypes/`
+   */
+  documentsDictionarySourceTypes(params: Operations["documents.dictionary.source_types"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.dictionary.source_types", params, options);
+  }
+
+  /**
+   * Dictionary topics
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Dictionary/getTopics/`
+   */
+  documentsDictionaryTopics(params: Operations["documents.dictionary.topics"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.dictionary.topics", params, options);
+  }
+
+  /**
+   * documents.loginGet
+   * `GET /documents/Auth/login`
+   */
+  documentsLoginGet(params: Operations["documents.loginGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.loginGet", params, options);
+  }
+
+  /**
+   * documents.loginPost
+   * `POST /documents/Auth/login`
+   */
+  documentsLoginPost(params: Operations["documents.loginPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.loginPost", params, options);
+  }
+
+  /**
+   * documents.logoutGet
+   * `GET /documents/Auth/logout`
+   */
+  documentsLogoutGet(params: Operations["documents.logoutGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.logoutGet", params, options);
+  }
+
+  /**
+   * documents.logoutPost
+   * `POST /documents/Auth/logout`
+   */
+  documentsLogoutPost(params: Operations["documents.logoutPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.logoutPost", params, options);
+  }
+
+  /**
+   * Search documents
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Search/getDocuments/`
+   */
+  documentsSearchDocuments(params: Operations["documents.search.documents"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.search.documents", params, options);
+  }
+
+  /**
+   * Search file
+   * The answer is a file, streamed as the upstream sends it; never cached.
+   * `GET /documents/Search/getFile/`
+   */
+  documentsSearchFile(params: Operations["documents.search.file"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.search.file", params, options);
+  }
+
+  /**
+   * Search find company
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Search/findCompany/`
+   */
+  documentsSearchFindCompany(params: Operations["documents.search.find_company"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.search.find_company", params, options);
+  }
+
+  /**
+   * Search missing ids
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Search/getMissingIds/`
+   */
+  documentsSearchMissingIds(params: Operations["documents.search.missing_ids"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.search.missing_ids", params, options);
+  }
+
+  /**
+   * Search query
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * `GET /documents/Search/query/`
+   */
+  documentsSearchQuery(params: Operations["documents.search.query"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.search.query", params, options);
+  }
+
+  /**
+   * Usage report
+   * This GET has a side effect upstream: never cached, coalesced or retried.
+   * `GET /documents/Usage/report/`
+   */
+  documentsUsageReport(params: Operations["documents.usage.report"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.usage.report", params, options);
+  }
+
+  /**
+   * Usage report multiple
+   * This GET has a side effect upstream: never cached, coalesced or retried.
+   * `GET /documents/Usage/reportMultiple/`
+   */
+  documentsUsageReportMultiple(params: Operations["documents.usage.report_multiple"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.usage.report_multiple", params, options);
+  }
+
+  /**
+   * documents.userGet
+   * `GET /documents/Auth/getUserData`
+   */
+  documentsUserGet(params: Operations["documents.userGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.userGet", params, options);
+  }
+
+  /**
+   * documents.userPost
+   * `POST /documents/Auth/getUserData`
+   */
+  documentsUserPost(params: Operations["documents.userPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("documents.userPost", params, options);
+  }
+
+  /**
+   * dw.loginGet
+   * `GET /dw/Auth/login`
+   */
+  dwLoginGet(params: Operations["dw.loginGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("dw.loginGet", params, options);
+  }
+
+  /**
+   * dw.loginPost
+   * `POST /dw/Auth/login`
+   */
+  dwLoginPost(params: Operations["dw.loginPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("dw.loginPost", params, options);
+  }
+
+  /**
+   * dw.logoutGet
+   * `GET /dw/Auth/logout`
+   */
+  dwLogoutGet(params: Operations["dw.logoutGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("dw.logoutGet", params, options);
+  }
+
+  /**
+   * dw.logoutPost
+   * `POST /dw/Auth/logout`
+   */
+  dwLogoutPost(params: Operations["dw.logoutPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("dw.logoutPost", params, options);
+  }
+
+  /**
+   * dw.userGet
+   * `GET /dw/Auth/getUserData`
+   */
+  dwUserGet(params: Operations["dw.userGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("dw.userGet", params, options);
+  }
+
+  /**
+   * dw.userPost
+   * `POST /dw/Auth/getUserData`
+   */
+  dwUserPost(params: Operations["dw.userPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("dw.userPost", params, options);
   }
 
   /**
@@ -2793,6 +4717,54 @@ export class AtriumClient extends AtriumClientBase<Operations> {
    */
   macroUserdefinedUpdate(params: Operations["macro.userdefined.update"]['params'], options?: RequestOptions) {
     return this.call("macro.userdefined.update", params, options);
+  }
+
+  /**
+   * news.loginGet
+   * `GET /news/Auth/login`
+   */
+  newsLoginGet(params: Operations["news.loginGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("news.loginGet", params, options);
+  }
+
+  /**
+   * news.loginPost
+   * `POST /news/Auth/login`
+   */
+  newsLoginPost(params: Operations["news.loginPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("news.loginPost", params, options);
+  }
+
+  /**
+   * news.logoutGet
+   * `GET /news/Auth/logout`
+   */
+  newsLogoutGet(params: Operations["news.logoutGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("news.logoutGet", params, options);
+  }
+
+  /**
+   * news.logoutPost
+   * `POST /news/Auth/logout`
+   */
+  newsLogoutPost(params: Operations["news.logoutPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("news.logoutPost", params, options);
+  }
+
+  /**
+   * news.userGet
+   * `GET /news/Auth/getUserData`
+   */
+  newsUserGet(params: Operations["news.userGet"]['params'] = {}, options?: RequestOptions) {
+    return this.call("news.userGet", params, options);
+  }
+
+  /**
+   * news.userPost
+   * `POST /news/Auth/getUserData`
+   */
+  newsUserPost(params: Operations["news.userPost"]['params'] = {}, options?: RequestOptions) {
+    return this.call("news.userPost", params, options);
   }
 
 }
