@@ -1,0 +1,107 @@
+import { Agent, request, type Dispatcher } from 'undici';
+
+/** One consumer answer as the client saw it, with its wall time (first byte sent → last byte or error). */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  text: string;
+  /** Set when the transfer broke (reset, truncated body): the client got less than it was promised. */
+  error?: string;
+  ms: number;
+}
+
+const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+
+/** A consumer call that never throws: transport failures and broken bodies become part of the answer. */
+export async function call(
+  url: string,
+  opts: { method?: Dispatcher.HttpMethod; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<Answer> {
+  const started = performance.now();
+  let status = 0;
+  const headers: Record<string, string> = {};
+  const chunks: Buffer[] = [];
+  let error: string | undefined;
+  try {
+    const res = await request(url, {
+      method: opts.method ?? 'GET',
+      headers: opts.headers,
+      body: opts.body,
+      dispatcher: agent,
+    });
+    status = res.statusCode;
+    for (const [k, v] of Object.entries(res.headers))
+      headers[k] = Array.isArray(v) ? v.join(', ') : String(v);
+    try {
+      for await (const c of res.body) chunks.push(c as Buffer);
+    } catch (e) {
+      error = (e as Error).message || String(e);
+    }
+  } catch (e) {
+    error = (e as Error).message || String(e);
+  }
+  const body = Buffer.concat(chunks);
+  const declared = headers['content-length'];
+  if (!error && declared !== undefined && Number(declared) !== body.length)
+    error = `body of ${body.length} bytes, ${declared} declared`;
+  return { status, headers, body, text: body.toString('utf8'), error, ms: performance.now() - started };
+}
+
+export interface EnvelopeCheck {
+  ok: boolean;
+  problem?: string;
+  code?: string;
+  upstream?: string;
+  upstreamCode?: string | number;
+  retryAfterSeconds?: number;
+}
+
+/**
+ * Whether an error answer is the gateway's one envelope: JSON (or XML) with `error.code`, `error.status`
+ * equal to the HTTP status and `error.requestId` equal to the `x-request-id` header.
+ */
+export function checkEnvelope(a: Pick<Answer, 'status' | 'headers' | 'text'>): EnvelopeCheck {
+  const rid = a.headers['x-request-id'];
+  if (!rid) return { ok: false, problem: `${a.status} without x-request-id` };
+  const type = a.headers['content-type'] ?? '';
+  if (type.includes('xml')) {
+    const code = /<code>([A-Z_]+)<\/code>/.exec(a.text)?.[1];
+    const status = /<status>(\d+)<\/status>/.exec(a.text)?.[1];
+    const requestId = /<requestId>([^<]*)<\/requestId>/.exec(a.text)?.[1];
+    if (!code || Number(status) !== a.status || requestId !== rid)
+      return { ok: false, problem: `${a.status} XML body is not the envelope: ${a.text.slice(0, 160)}` };
+    return { ok: true, code };
+  }
+  let doc: { error?: Record<string, unknown> };
+  try {
+    doc = JSON.parse(a.text) as typeof doc;
+  } catch {
+    return { ok: false, problem: `${a.status} body is not JSON: ${JSON.stringify(a.text.slice(0, 160))}` };
+  }
+  const e = doc?.error;
+  if (!e || typeof e !== 'object' || typeof e.code !== 'string')
+    return { ok: false, problem: `${a.status} body has no error.code: ${a.text.slice(0, 160)}` };
+  if (e.status !== a.status)
+    return { ok: false, problem: `error.status ${String(e.status)} ≠ HTTP ${a.status}` };
+  if (e.requestId !== rid) return { ok: false, problem: `error.requestId ≠ x-request-id` };
+  return {
+    ok: true,
+    code: e.code,
+    upstream: e.upstream as string | undefined,
+    upstreamCode: e.upstreamCode as string | number | undefined,
+    retryAfterSeconds: e.retryAfterSeconds as number | undefined,
+  };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it returns true or `timeoutMs` passes; returns the last verdict. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 25) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= end) return false;
+    await sleep(everyMs);
+  }
+}
