@@ -16,7 +16,13 @@ const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
 /** A consumer call that never throws: transport failures and broken bodies become part of the answer. */
 export async function call(
   url: string,
-  opts: { method?: Dispatcher.HttpMethod; headers?: Record<string, string>; body?: string | Buffer } = {},
+  opts: {
+    method?: Dispatcher.HttpMethod;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    /** The client gives up after this long (default 20 s): a hang shows as an error, never as a stuck test. */
+    timeoutMs?: number;
+  } = {},
 ): Promise<Answer> {
   const started = performance.now();
   let status = 0;
@@ -29,6 +35,7 @@ export async function call(
       headers: opts.headers,
       body: opts.body,
       dispatcher: agent,
+      signal: AbortSignal.timeout(opts.timeoutMs ?? 20_000),
     });
     status = res.statusCode;
     for (const [k, v] of Object.entries(res.headers))

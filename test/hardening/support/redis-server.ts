@@ -1,0 +1,86 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { connect, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+/** A free loopback port (bound and released: Redis needs a fixed port to come back on after a kill). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as AddressInfo).port;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return port;
+}
+
+/** Whether a `redis-server` binary is on the PATH. */
+export function redisServerAvailable(): boolean {
+  return spawnSync('redis-server', ['--version'], { timeout: 3000 }).status === 0;
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(500, () => done(false));
+    s.on('connect', () => s.write('PING\r\n'));
+    s.on('data', (d) => done(String(d).startsWith('+PONG')));
+    s.on('error', () => done(false));
+  });
+}
+
+/**
+ * A private redis-server for tests that kill Redis: the machine's shared Redis (6379) is never touched.
+ * No persistence, loopback only; kill() is a SIGKILL, start() brings it back on the same port (empty).
+ */
+export class RedisServer {
+  private child?: ChildProcess;
+  port = 0;
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    if (this.port === 0) this.port = await freePort();
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
+      { stdio: 'ignore' },
+    );
+    this.child = child;
+    for (let i = 0; i < 100; i++) {
+      if (await ping(this.port)) return;
+      if (child.exitCode !== null)
+        throw new Error(`redis-server on ${this.port} exited with ${child.exitCode}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`redis-server on ${this.port} did not answer`);
+  }
+
+  /** SIGKILL: no shutdown, connections drop at once. */
+  async kill(): Promise<void> {
+    const child = this.child;
+    this.child = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  async stop(): Promise<void> {
+    await this.kill();
+  }
+}
