@@ -61,6 +61,7 @@ export interface EnvelopeCheck {
   code?: string;
   upstream?: string;
   upstreamCode?: string | number;
+  upstreamStatus?: number;
   retryAfterSeconds?: number;
 }
 
@@ -78,7 +79,14 @@ export function checkEnvelope(a: Pick<Answer, 'status' | 'headers' | 'text'>): E
     const requestId = /<requestId>([^<]*)<\/requestId>/.exec(a.text)?.[1];
     if (!code || Number(status) !== a.status || requestId !== rid)
       return { ok: false, problem: `${a.status} XML body is not the envelope: ${a.text.slice(0, 160)}` };
-    return { ok: true, code };
+    const upstreamStatus = /<upstreamStatus>(\d+)<\/upstreamStatus>/.exec(a.text)?.[1];
+    return {
+      ok: true,
+      code,
+      upstream: /<upstream>([^<]*)<\/upstream>/.exec(a.text)?.[1],
+      upstreamCode: /<upstreamCode>([^<]*)<\/upstreamCode>/.exec(a.text)?.[1],
+      upstreamStatus: upstreamStatus === undefined ? undefined : Number(upstreamStatus),
+    };
   }
   let doc: { error?: Record<string, unknown> };
   try {
@@ -97,6 +105,7 @@ export function checkEnvelope(a: Pick<Answer, 'status' | 'headers' | 'text'>): E
     code: e.code,
     upstream: e.upstream as string | undefined,
     upstreamCode: e.upstreamCode as string | number | undefined,
+    upstreamStatus: e.upstreamStatus as number | undefined,
     retryAfterSeconds: e.retryAfterSeconds as number | undefined,
   };
 }
