@@ -341,7 +341,7 @@ describeFleet('hardening: fleet faults (3 replicas, Redis killed, slowed, a repl
     });
     readDelayMs = 20;
     expect(r.failures).toEqual([]);
-  });
+  }, 90_000);
 
   it('budget: hammered for 3 s, the vendor gets at most R×3 + burst calls', async () => {
     await sleep(1000); // the bucket refills to its burst
@@ -358,7 +358,7 @@ describeFleet('hardening: fleet faults (3 replicas, Redis killed, slowed, a repl
         failures.push(`only ${calls} vendor calls in ${t1 - t0} ms: the budget starved the fleet`);
     });
     expect(r.failures).toEqual([]);
-  });
+  }, 90_000);
 
   it('cooldown: after a vendor 429 (Retry-After 2) no replica calls the vendor until it ends', async () => {
     const r = await runCase('fleet-wide cooldown after a vendor 429', async (failures) => {
@@ -384,7 +384,7 @@ describeFleet('hardening: fleet faults (3 replicas, Redis killed, slowed, a repl
         failures.push('no vendor call after the cooldown ended');
     });
     expect(r.failures).toEqual([]);
-  });
+  }, 90_000);
 
   it('a replica SIGKILLed in the middle of a coalesced burst: the others answer, one more vendor call at most', async () => {
     const r = await runCase('replica SIGKILL mid coalesced burst', async (failures) => {
@@ -412,7 +412,7 @@ describeFleet('hardening: fleet faults (3 replicas, Redis killed, slowed, a repl
     });
     readDelayMs = 20;
     expect(r.failures).toEqual([]);
-  });
+  }, 90_000);
 
   it('Redis SIGKILLed under load and restarted: all answered, local budget share, coalescing per process, then shared again', async () => {
     const r = await runCase('Redis killed under load and restarted', async (failures) => {
@@ -446,7 +446,7 @@ describeFleet('hardening: fleet faults (3 replicas, Redis killed, slowed, a repl
       if (after !== 1) failures.push(`${after} vendor calls for 20 identical GETs after Redis came back`);
     });
     expect(r.failures).toEqual([]);
-  });
+  }, 90_000);
 
   it('a slow Redis (every round trip + 2 s): all answered in time, coalescing per process', async () => {
     const r = await runCase('slow Redis (+2 s per round trip)', async (failures) => {
@@ -469,7 +469,7 @@ describeFleet('hardening: fleet faults (3 replicas, Redis killed, slowed, a repl
     });
     relay.delayMs = 0;
     expect(r.failures).toEqual([]);
-  });
+  }, 90_000);
 
   it('writes during all of these: every write answered, none reached the vendor twice', async () => {
     writing = false;
@@ -482,5 +482,5 @@ describeFleet('hardening: fleet faults (3 replicas, Redis killed, slowed, a repl
       if (writes.answered < 20) failures.push(`only ${writes.answered} writes answered`);
     });
     expect(r.failures).toEqual([]);
-  });
+  }, 90_000);
 });

@@ -3,10 +3,6 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join, resolve } from 'node:path';
 import type { CounterName, SuiteResults } from './results.js';
 
-// See global-setup.ts for why the log capture hook is required by path.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const logCapture = require('../../observability/log-capture.global-teardown') as { default: () => void };
-
 const ROOT = resolve(__dirname, '../../..');
 const RESULTS_DIR_ENV = 'ATRIUM_HARDENING_RESULTS_DIR';
 const SUITES = ['faults', 'fleet', 'fuzz', 'leaks'] as const;
@@ -87,52 +83,42 @@ function gitHead(): string | undefined {
 
 /**
  * Prints the tier's summary table after the run and, when every suite reported, writes it with the
- * suites' details to bench/results/hardening.json (ATRIUM_HARDENING_OUT to write elsewhere); then the run's
- * log scan (which fails the run on a leak).
+ * suites' details to bench/results/hardening.json (ATRIUM_HARDENING_OUT to write elsewhere). The run's
+ * log scan is the root config's global teardown.
  */
 export default function globalTeardown(): void {
   const dir = process.env[RESULTS_DIR_ENV];
-  try {
-    if (dir && existsSync(dir)) {
-      const results: SuiteResults[] = readdirSync(dir)
-        .filter((n) => n.endsWith('.json'))
-        .map((n) => JSON.parse(readFileSync(join(dir, n), 'utf8')) as SuiteResults);
-      if (results.length > 0) {
-        const rows = summaryRows(results);
-        const table = renderTable(rows);
-        const failed = results.flatMap((r) =>
-          (r.cases ?? [])
-            .filter((k) => !k.survived)
-            .map((k) => `  ${r.suite}: ${k.name}: ${k.failures.join('; ')}`),
-        );
-        process.stdout.write(
-          `\nHardening summary (${results.map((r) => r.suite).join(', ')}):\n\n${table}\n` +
-            (failed.length ? `\nCases that did not survive:\n${failed.join('\n')}\n` : ''),
-        );
-        const complete = SUITES.every((s) => results.some((r) => r.suite === s));
-        const out = process.env.ATRIUM_HARDENING_OUT ?? join(ROOT, 'bench/results/hardening.json');
-        if (complete || process.env.ATRIUM_HARDENING_OUT) {
-          mkdirSync(resolve(out, '..'), { recursive: true });
-          writeFileSync(
-            out,
-            JSON.stringify(
-              {
-                commit: gitHead(),
-                at: new Date().toISOString(),
-                rows: rows.map(({ label, value, target, ok }) => ({ label, value, target, ok })),
-                table,
-                suites: results,
-              },
-              null,
-              2,
-            ) + '\n',
-          );
-          process.stdout.write(`(written to ${out})\n`);
-        } else process.stdout.write('(not every suite ran: bench/results/hardening.json left alone)\n');
-      }
-      rmSync(dir, { recursive: true, force: true });
-    }
-  } finally {
-    logCapture.default();
+  if (!dir || !existsSync(dir)) return;
+  const results: SuiteResults[] = readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .map((n) => JSON.parse(readFileSync(join(dir, n), 'utf8')) as SuiteResults);
+  rmSync(dir, { recursive: true, force: true });
+  if (results.length === 0) return;
+  const rows = summaryRows(results);
+  const table = renderTable(rows);
+  const failed = results.flatMap((r) =>
+    (r.cases ?? [])
+      .filter((k) => !k.survived)
+      .map((k) => `  ${r.suite}: ${k.name}: ${k.failures.slice(0, 4).join('; ')}`),
+  );
+  process.stdout.write(
+    `\nHardening summary (${results.map((r) => r.suite).join(', ')}):\n\n${table}\n` +
+      (failed.length ? `\nCases that did not survive:\n${failed.join('\n')}\n` : ''),
+  );
+  const complete = SUITES.every((s) => results.some((r) => r.suite === s));
+  const out = process.env.ATRIUM_HARDENING_OUT ?? join(ROOT, 'bench/results/hardening.json');
+  if (!complete && !process.env.ATRIUM_HARDENING_OUT) {
+    process.stdout.write('(not every suite ran: bench/results/hardening.json left alone)\n');
+    return;
   }
+  mkdirSync(resolve(out, '..'), { recursive: true });
+  const doc = {
+    commit: gitHead(),
+    at: new Date().toISOString(),
+    rows: rows.map(({ label, value, target, ok }) => ({ label, value, target, ok })),
+    table,
+    suites: results,
+  };
+  writeFileSync(out, JSON.stringify(doc, null, 2) + '\n');
+  process.stdout.write(`(written to ${out})\n`);
 }
