@@ -244,7 +244,7 @@ export function arbitraries(ctx: FuzzContext) {
     {
       weight: 1,
       arbitrary: evilValue.map((e) => ({
-        headers: [`Authorization: Bearer ${ctx.key}`, `X-Api-Key-Extra: ${e}`],
+        headers: [`Authorization: Bearer ${ctx.key}`, `X-Auth-Token: ${e}`],
         query: [] as string[],
       })),
     },
@@ -619,7 +619,11 @@ export function arbitraries(ctx: FuzzContext) {
     )
     .map(([line, h, q]) => {
       const [method, path] = line.split(' ');
-      return build(`own ${line}`, method, withQuery(path, q), h ? [h] : []);
+      // `password` is a credential only where a login reads it: elsewhere the login pair becomes `token`,
+      // the position every route strips (planted values must sit where a vendor would read a credential).
+      const login = /login/i.test(path);
+      const pairs = login ? q : q.map((p) => p.replace(/^password=/, 'token='));
+      return build(`own ${line}`, method, withQuery(path, pairs), h ? [h] : []);
     });
 
   /** Paths that try to leave the interface (or the gateway) at the top level. */
