@@ -2,7 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { request } from 'undici';
 import { testConsumer } from '../../helpers/consumers.js';
 import { startGateway, type GatewayHandle } from '../../helpers/gateway.js';
-import { RawVendor, waitFor } from './raw-vendor.js';
+import { eventually } from '../../helpers/eventually.js';
+import { RawVendor } from '../support/raw-vendor.js';
 
 const DEADLINE_MS = 1500;
 /** Issue 18: no answer later than the route deadline + 100 ms. */
@@ -109,7 +110,7 @@ describe('defect 6: a trickling vendor body is never cut off', () => {
     // The gateway hung up on the vendor: the socket of that call is closed, not left trickling.
     expect(vendor.requests.length).toBeGreaterThanOrEqual(1);
     const socket = vendor.requests[vendor.requests.length - 1].socket;
-    await waitFor('the vendor socket to close', () => socket.destroyed, 1000);
+    await eventually(() => socket.destroyed, { timeoutMs: 1000, what: 'the vendor socket to close' });
     return res;
   }
 

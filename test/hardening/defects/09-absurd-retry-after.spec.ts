@@ -2,7 +2,8 @@ import { ConfigError, loadConfig } from '../../../src/config/atrium-config.js';
 import { testConsumer } from '../../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../../helpers/gateway.js';
 import { describeRedis } from '../../helpers/redis.js';
-import { RawVendor, waitFor } from './raw-vendor.js';
+import { eventually } from '../../helpers/eventually.js';
+import { RawVendor } from '../support/raw-vendor.js';
 
 const TOKEN = 'hardening_09_vendor_token_5b3f';
 /** The cooldown maximum of this suite (the default is 600 s; a short one lets the test see the end). */
@@ -17,11 +18,6 @@ function cooldownCases(extraEnv: Record<string, string> = {}): void {
   /** Headers of the vendor's next 429; after it the vendor has recovered. */
   let next429: Record<string, string> | undefined;
   const vendorCalls: number[] = [];
-  let shared = false;
-  const pollShared = async () => {
-    const ready = (await http(gw.url + '/health/ready')).json();
-    shared = ready.upstreams.find((u: { name: string }) => u.name === 'macro')?.budget === 'shared';
-  };
 
   beforeAll(async () => {
     vendor = await new RawVendor().start();
@@ -53,7 +49,14 @@ function cooldownCases(extraEnv: Record<string, string> = {}): void {
       },
       consumers: [reader.consumer],
     });
-    if (extraEnv.REDIS_URL) await waitFor('the shared budget', () => shared, 5000, pollShared);
+    if (extraEnv.REDIS_URL)
+      await eventually(
+        async () =>
+          (await http(gw.url + '/health/ready'))
+            .json()
+            .upstreams.find((u: { name: string }) => u.name === 'macro')?.budget === 'shared',
+        { what: 'the shared budget' },
+      );
   });
   afterAll(async () => {
     await gw?.close();

@@ -55,22 +55,3 @@ export class RawVendor {
     await new Promise((r) => this.server.close(r));
   }
 }
-
-/**
- * Polls `check` every 10 ms (after `refresh`, when given, e.g. a readiness call) until it holds; fails after
- * `withinMs` with `what`.
- */
-export async function waitFor(
-  what: string,
-  check: () => boolean,
-  withinMs = 2000,
-  refresh?: () => Promise<void>,
-): Promise<void> {
-  const until = Date.now() + withinMs;
-  for (;;) {
-    await refresh?.();
-    if (check()) return;
-    if (Date.now() > until) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
