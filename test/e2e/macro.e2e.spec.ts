@@ -255,8 +255,40 @@ describe('macro interface end to end', () => {
       expect(res.status).toBe(status);
       const body = res.json();
       expect(body.error).toMatchObject({ code, status, upstream: 'macro', upstreamStatus });
-      expect(body.errors).toMatchObject({ status, code });
+      // The vendor's own code where it sent one (issue 12 item 8), never for a rejection of our key.
+      expect(body.errors).toMatchObject({
+        status,
+        code: upstreamStatus === 401 ? code : (body.error.upstreamCode ?? code),
+      });
       expect(res.text).not.toContain(UPSTREAM_TOKEN);
+    });
+
+    it('issue 12 item 8: the vendor-shaped errors.code carries the vendor code; error.code the gateway one', async () => {
+      fake.behave({
+        failWith: {
+          status: 400,
+          body: { errors: { status: 400, code: 'INVALID_SERIES_ID', message: 'Invalid series id' } },
+          times: 1,
+        },
+      });
+      const res = await get('/macro/dictionary/units', bearer());
+      expect(res.status).toBe(400);
+      const body = res.json();
+      expect(body.errors).toMatchObject({ status: 400, code: 'INVALID_SERIES_ID' });
+      expect(body.error).toMatchObject({ code: 'UPSTREAM_BAD_REQUEST', upstreamCode: 'INVALID_SERIES_ID' });
+      // A re-login code of the CEIC facade never reaches a client, whatever the vendor sent.
+      fake.behave({
+        failWith: {
+          status: 401,
+          body: {
+            errors: { status: 401, code: 'MISSED_API_TOKEN', message: 'Please use access token to get data' },
+          },
+          times: 1,
+        },
+      });
+      const auth = await get('/macro/dictionary/units', bearer());
+      expect(auth.status).toBe(502);
+      expect(auth.json().errors).toMatchObject({ status: 502, code: 'UPSTREAM_AUTH_FAILED' });
     });
 
     it('upstream 429 → 429 UPSTREAM_RATE_LIMITED with Retry-After copied', async () => {
