@@ -38,7 +38,8 @@ describe('issue 12 item 6: HTTP as clients expect', () => {
   });
 
   it('401 answers carry WWW-Authenticate: Bearer realm="atrium"', async () => {
-    for (const headers of [{}, { authorization: 'Bearer atr_test_not_a_key_at_all_123' }]) {
+    const tries: Record<string, string>[] = [{}, { authorization: 'Bearer atr_test_not_a_key_at_all_123' }];
+    for (const headers of tries) {
       const res = await http(`${gw.url}/macro/feeds`, { headers });
       expect(res.status).toBe(401);
       expect(res.headers['www-authenticate']).toBe('Bearer realm="atrium"');
