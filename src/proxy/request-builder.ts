@@ -132,6 +132,11 @@ export function buildProxyRequest(
     'x-request-id': String(req.id),
   };
   if (lang) headers['accept-language'] = lang;
+  else if (!def.languages) {
+    // An upstream without language handling gets the client's preference as sent (it may localise).
+    const acceptLanguage = header(req, 'accept-language');
+    if (acceptLanguage) headers['accept-language'] = acceptLanguage;
+  }
   let body: Buffer | undefined;
   if (route.method !== 'GET' && Buffer.isBuffer(req.body) && req.body.length > 0) {
     body = req.body;
