@@ -107,7 +107,7 @@ async function keyAndUpstreamView(
   let seen: ProxyRequest | undefined;
   const send = credentialsStage({
     credentials: def.credentials,
-    stripQuery: CONSUMER_KEY_QUERY_PARAMS,
+    stripParams: CONSUMER_KEY_QUERY_PARAMS,
     stripHeaders: CONSUMER_KEY_HEADERS,
     redactor,
   })(async (r) => {
