@@ -1,7 +1,5 @@
 # syntax=docker/dockerfile:1
-# Node 22 LTS: the locked dependencies (Nest 12, Fastify 5, nestjs-pino 5) need >= 22.19 (package.json engines;
-# test/policy/engines.spec.ts keeps the three in agreement).
-FROM node:22.21.1-bookworm-slim AS build
+FROM node:20.20.2-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
@@ -9,7 +7,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:22.21.1-bookworm-slim
+FROM node:20.20.2-bookworm-slim
 ENV NODE_ENV=production ATRIUM_SANDBOX=off
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
