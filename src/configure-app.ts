@@ -14,6 +14,7 @@ import { CorsPolicy } from './core/cors/cors.policy.js';
 import { answerWhatNodeRefuses, handleClientError } from './core/errors/client-error.js';
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
+import { AllowedMethods } from './core/http/allowed-methods.js';
 import { drainAfterEarlyAnswer } from './core/http/early-answer-drain.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
 import { setupDocs } from './docs/docs.setup.js';
@@ -112,6 +113,10 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const cors = app.get(CorsPolicy);
   frameworkErrorFilters.set(fastify, filter);
   answerWhatNodeRefuses(fastify.server);
+  // Routes are registered at init, after this: a wrong method on a known path becomes a 405 with `Allow`.
+  const allowed = new AllowedMethods();
+  fastify.addHook('onRoute', (r) => allowed.add(r.method, r.url ?? r.path));
+  filter.useAllowedMethods(allowed);
   // Request metrics and the one log line per request, from one onResponse hook.
   app.get(RequestObserver).install(fastify);
 
