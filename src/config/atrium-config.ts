@@ -12,6 +12,7 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
+import { RETRY_AFTER_CEILING_SECONDS } from '../core/http/retry-after.js';
 
 /** The upstream interfaces Atrium fronts; each has an `UPSTREAM_<NAME>_*` config namespace. */
 export const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -149,8 +150,11 @@ class UpstreamEnv {
   @Type(() => Number) @IsNumber() @Min(0) @Max(1) RETRY_BUDGET_RATIO = 0.2;
   /** Cooldown after an upstream 429 without a usable reset header (default ATRIUM_DEFAULT_RETRY_AFTER_SECONDS). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600) COOLDOWN_DEFAULT_SECONDS?: number;
-  /** Upper bound of that default as it doubles on repeated header-less 429s. */
-  @Type(() => Number) @IsInt() @Min(1) @Max(86_400) COOLDOWN_MAX_SECONDS = 600;
+  /**
+   * The longest cooldown after an upstream 429: caps the default as it doubles on repeated header-less 429s,
+   * and the vendor's own `Retry-After` / reset header (an absurd one must not close the upstream for a day).
+   */
+  @Type(() => Number) @IsInt() @Min(1) @Max(RETRY_AFTER_CEILING_SECONDS) COOLDOWN_MAX_SECONDS = 600;
 }
 
 /** The rate-limit shield's settings for one upstream (all derived defaults already applied). */
@@ -176,6 +180,7 @@ export interface UpstreamLimitsConfig {
     readonly maxBackoffMs: number;
     readonly budgetRatio: number;
   };
+  /** `maxSeconds` bounds every cooldown, a vendor's explicit `Retry-After` included. */
   readonly cooldown: { readonly defaultSeconds: number; readonly maxSeconds: number };
 }
 
@@ -273,7 +278,9 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       continue;
     }
     if (!u.BASE_URL) {
-      problems.push(`${prefix}BASE_URL (not set; or run in sandbox mode)`);
+      problems.push(
+        `${prefix}BASE_URL (not set: every interface needs its vendor URL and key; ATRIUM_SANDBOX=on fakes all four)`,
+      );
       continue;
     }
     const login = name === 'documents' || name === 'deals';
@@ -383,7 +390,7 @@ function limitsOf(u: UpstreamEnv, defaultRetryAfterSeconds: number): UpstreamLim
   };
 }
 
-/** Upstreams with no base URL configured: in sandbox mode these are served by the built-in fakes. */
+/** Upstreams with no base URL configured (all four → a bare start: `ATRIUM_SANDBOX=auto` fakes them). */
 export function unconfiguredUpstreams(env: Env): UpstreamName[] {
   return UPSTREAM_NAMES.filter((n) => !env[`UPSTREAM_${n.toUpperCase()}_BASE_URL`]);
 }
