@@ -593,6 +593,11 @@ function judgeAnswer(c: FaultCase, a: Answer, validBody: (a: Answer) => boolean)
   if (env.upstream !== c.upstream)
     out.push(`envelope names upstream ${env.upstream}, expected ${c.upstream}`);
   // Vendor-shaped extras beside `error` (README "Errors"), so the vendors' own clients still raise.
+  if ((a.headers['content-type'] ?? '').includes('xml')) {
+    if (c.upstream !== 'company' && !/<errors>[\s\S]*<code>[^<]+<\/code>[\s\S]*<\/errors>/.test(a.text))
+      out.push(`XML envelope without <errors><code>: ${a.text.slice(0, 160)}`);
+    return out;
+  }
   const doc = JSON.parse(a.text) as { errors?: unknown };
   if (c.upstream === 'documents' || c.upstream === 'deals') {
     const e = doc.errors as Array<{ code?: unknown }> | undefined;

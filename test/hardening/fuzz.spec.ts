@@ -238,22 +238,25 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
       const itemId = (item.headers as Record<string, string> | undefined)?.['x-request-id'] ?? `${id}:${i}`;
       itemInterface.set(itemId, { path, iface: namedInterface(path) });
       const status = item.status as number;
-      const body = item.body as {
-        error?: { code?: string; requestId?: string; upstream?: string; upstreamStatus?: number };
-      };
+      const headers = (item.headers ?? {}) as Record<string, string>;
       const where = `batch item ${JSON.stringify(path)} → ${status}`;
       if (status >= 400) {
-        const e = body?.error;
-        if (!e || typeof e.code !== 'string' || e.requestId !== itemId)
-          violation('errorsOutsideEnvelope', `${where}: ${JSON.stringify(item).slice(0, 200)}`);
+        // The item's body as it would have gone on the wire: JSON (parsed by the batch) or XML text.
+        const text = typeof item.body === 'string' ? item.body : JSON.stringify(item.body ?? '');
+        const env = checkEnvelope({ status, headers, text });
+        if (!env.ok || headers['x-request-id'] !== itemId)
+          violation(
+            'errorsOutsideEnvelope',
+            `${where}: ${env.problem ?? 'wrong x-request-id'}: ${JSON.stringify(item).slice(0, 200)}`,
+          );
         verdicts.set(itemId, {
-          rejected: !!e && REJECTED.has(e.code!) && e.upstream === undefined,
+          rejected: env.ok && REJECTED.has(env.code!) && env.upstream === undefined,
           what: where,
         });
         // An item cut by the batch deadline the caller chose is the documented 504 (completed: false).
         const cut = item.completed === false && status === 504;
-        if (status >= 500 && !cut && !(e && (e.upstreamStatus ?? 0) >= 500 && fake5xx.has(itemId)))
-          violation('gateway5xx', `${where}: ${JSON.stringify(body).slice(0, 200)}`);
+        if (status >= 500 && !cut && !((env.upstreamStatus ?? 0) >= 500 && fake5xx.has(itemId)))
+          violation('gateway5xx', `${where}: ${text.slice(0, 200)}`);
       } else verdicts.set(itemId, { rejected: false, what: where });
       // An item answered below 400 without a proxy route of the interface it names escaped it.
       const route = item.route as string | undefined;
