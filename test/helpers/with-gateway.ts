@@ -48,8 +48,15 @@ export interface WithGatewayOptions<U extends Upstreams> {
   mode?: 'in-process' | 'process';
   /** Gateways started with the same settings (a fleet sharing Redis); default 1. */
   instances?: number;
-  /** Another in-process starter with startGateway's contract (extra modules, a deeper backlog…). */
-  start?: (opts: StartGatewayOptions) => Promise<GatewayHandle>;
+  /** Other servers to start, reset and close with the fakes (a fake for an extra interface). */
+  servers?: FakeServer[];
+  /**
+   * In-process only, passed to startGateway: extra modules (a function is called once the fakes listen),
+   * a config adjustment, the accept backlog.
+   */
+  imports?: NonNullable<StartGatewayOptions['imports']> | (() => NonNullable<StartGatewayOptions['imports']>);
+  adjustConfig?: StartGatewayOptions['adjustConfig'];
+  backlog?: number;
   /** Calls reset() on every fake before each test (their recorded requests and scripted faults); default true. */
   resetFakes?: boolean;
   /** Start-up ceiling for spawned gateways. */
@@ -130,9 +137,9 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
   };
 
   beforeAll(async () => {
-    for (const [, s] of setups) {
-      await s.fake.start();
-      started.push(s.fake);
+    for (const server of [...setups.map(([, s]) => s.fake), ...(opts.servers ?? [])]) {
+      await server.start();
+      started.push(server);
     }
     const env: Record<string, string | undefined> = {};
     for (const [name, s] of setups) {
@@ -165,9 +172,12 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
       if (failed) throw failed.reason;
       ctx.urls = ctx.processes.map((p) => p.url);
     } else {
-      const start = opts.start ?? startGateway;
+      const { sandboxed, adjustConfig, backlog } = opts;
+      const imports = typeof opts.imports === 'function' ? opts.imports() : opts.imports;
       const results = await Promise.allSettled(
-        Array.from({ length: n }, () => start({ env, consumers, sandboxed: opts.sandboxed })),
+        Array.from({ length: n }, () =>
+          startGateway({ env, consumers, sandboxed, imports, adjustConfig, backlog }),
+        ),
       );
       ctx.gateways = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
