@@ -4,15 +4,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Test } from '@nestjs/testing';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Pool } from 'undici';
-import { AppModule } from '../../src/app.module.js';
-import { loadConfig } from '../../src/config/atrium-config.js';
-import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
-import type { Consumer } from '../../src/core/auth/consumer.js';
 import type { TestConsumer } from '../helpers/consumers.js';
-import type { GatewayHandle } from '../helpers/gateway.js';
+import { eventually as sharedEventually } from '../helpers/eventually.js';
 
 export interface BurstResult {
   status: number;
@@ -148,43 +142,11 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-/** Polls until `fn` returns true (bounded). */
+/** The shared eventually() (test/helpers/eventually.ts) with this suite's positional bounds. */
 export async function eventually(
   fn: () => Promise<boolean> | boolean,
   timeoutMs = 10_000,
   stepMs = 50,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
-
-/**
- * Like test/helpers/gateway.ts `startGateway`, but listening with a deep accept backlog: 1,000 clients that
- * connect in the same instant overflow Node's default of 511 and then wait for SYN retransmits.
- */
-export async function startBurstGateway(
-  env: Record<string, string>,
-  consumers: readonly Consumer[],
-): Promise<GatewayHandle> {
-  const unused: Record<string, string> = {};
-  for (const name of ['COMPANY', 'DOCUMENTS', 'DEALS']) {
-    unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
-    unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
-  }
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...env });
-  const mod = await Test.createTestingModule({
-    imports: [AppModule.forRoot({ config, consumers })],
-  }).compile();
-  const app = mod.createNestApplication<NestFastifyApplication>(createAdapter(config), {
-    ...NEST_APP_OPTIONS,
-    logger: false,
-  });
-  configureApp(app);
-  await app.listen({ port: 0, host: '127.0.0.1', backlog: 2048 });
-  const address = app.getHttpServer().address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return { app, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  await sharedEventually(fn, { timeoutMs, intervalMs: stepMs });
 }

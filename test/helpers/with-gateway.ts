@@ -71,6 +71,8 @@ export interface GatewayUnderTest<U extends Upstreams> {
   /** In-process handles (mode 'in-process'); `gw` is the first. */
   gw: GatewayHandle;
   gateways: GatewayHandle[];
+  /** The first in-process gateway's Nest app (its providers: metrics registry, services…). */
+  app: GatewayHandle['app'];
   /** Spawned processes (mode 'process'). */
   processes: SpawnedGateway[];
   /** The fakes by upstream name, started. */
@@ -129,6 +131,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
     urls: [],
     gw: undefined as unknown as GatewayHandle,
     gateways: [],
+    app: undefined as unknown as GatewayHandle['app'],
     processes: [],
     fakes,
     env: {},
@@ -183,6 +186,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
       ctx.gw = ctx.gateways[0];
+      ctx.app = ctx.gw.app;
       ctx.urls = ctx.gateways.map((g) => g.url);
     }
     ctx.url = ctx.urls[0];
