@@ -59,8 +59,10 @@ export interface WithGatewayOptions<U extends Upstreams> {
   backlog?: number;
   /** Calls reset() on every fake before each test (their recorded requests and scripted faults); default true. */
   resetFakes?: boolean;
-  /** Start-up ceiling for spawned gateways. */
+  /** Start-up ceiling for each spawned gateway (spawnGateway's own default otherwise). */
   spawnTimeoutMs?: number;
+  /** Ceiling for the beforeAll/afterAll hooks (Jest's default otherwise; spawned fleets need more). */
+  hookTimeoutMs?: number;
 }
 
 export interface GatewayUnderTest<U extends Upstreams> {
@@ -160,9 +162,18 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
       const defined = Object.fromEntries(
         Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined),
       );
+      // As startGateway does in-process: upstreams a test does not use point at the discard port.
+      const unused: Record<string, string> = {};
+      for (const name of ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS'])
+        if (!defined[`UPSTREAM_${name}_BASE_URL`]) {
+          unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
+          unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
+        }
       const procEnv = cleanEnv({
         PORT: '0',
         HOST: '127.0.0.1',
+        ATRIUM_SANDBOX: 'off',
+        ...unused,
         ATRIUM_CONSUMERS_FILE: writeConsumersFile(tmp, consumers),
         ...defined,
       });
@@ -190,7 +201,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
       ctx.urls = ctx.gateways.map((g) => g.url);
     }
     ctx.url = ctx.urls[0];
-  });
+  }, opts.hookTimeoutMs);
 
   if (opts.resetFakes ?? true)
     beforeEach(() => {
@@ -202,7 +213,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
     await Promise.all([...ctx.gateways.map((g) => g.close()), ...ctx.processes.map((p) => p.stop())]);
     for (const f of started.reverse()) await f.close();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
+  }, opts.hookTimeoutMs);
 
   return ctx;
 }
