@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { testConsumer } from '../helpers/consumers.js';
+import { eventually } from '../helpers/eventually.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { launchChromium } from './support/chromium.js';
 import { textWhen } from './support/eventually.js';
@@ -130,12 +131,17 @@ describe('operator console in headless Chromium', () => {
       if (SHOTS) {
         // Some traffic over a few refreshes, so the charts have something to draw.
         for (let i = 0; i < 16; i++) {
+          const shown = i % 4 === 3 ? await page.locator('#updated').textContent() : undefined;
           await Promise.all([
             http(`${gw.url}/macro/feeds?limit=${1 + (i % 3)}`, { headers: bearer }),
             http(`${gw.url}/macro/dictionary/units`, { headers: bearer }),
             http(`${gw.url}/macro/layout/tables/TB1207`, { headers: { authorization: `Bearer ${web.key}` } }),
           ]);
-          await new Promise((r) => setTimeout(r, 400));
+          // Four batches per refresh of the page (every 2 s), so the charts get points over a few refreshes.
+          if (shown !== undefined)
+            await eventually(async () => (await page.locator('#updated').textContent()) !== shown, {
+              what: 'a console refresh',
+            });
         }
       }
       sandbox.macro.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 30 } });
