@@ -107,16 +107,17 @@ export async function startRedis(port: number): Promise<OwnRedis> {
     },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-    if (await ping(port)) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('redis-server did not start');
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  // Ready when it answers a PING (or gone: then say so rather than wait out the ceiling).
+  try {
+    await sharedEventually(async () => child.exitCode !== null || (await ping(port)), {
+      intervalMs: 50,
+      what: 'redis-server to answer PING',
+    });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
   }
+  if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
