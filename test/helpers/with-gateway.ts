@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { UpstreamName } from '../../src/config/atrium-config.js';
 import type { Consumer } from '../../src/core/auth/consumer.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import type { TestConsumer } from './consumers.js';
 import {
   http,
@@ -48,6 +49,12 @@ export interface WithGatewayOptions<U extends Upstreams> {
   mode?: 'in-process' | 'process';
   /** Gateways started with the same settings (a fleet sharing Redis); default 1. */
   instances?: number;
+  /**
+   * The built-in sandbox (src/sandbox/start-sandbox.ts) as `npm start` wires it: the four fakes with fresh
+   * credentials, documents through the login step, all four upstreams marked sandboxed. Its fakes are not
+   * reset between tests (`ctx.sandbox` gives them, and their credentials).
+   */
+  sandbox?: boolean;
   /** Other servers to start, reset and close with the fakes (a fake for an extra interface). */
   servers?: FakeServer[];
   /**
@@ -79,6 +86,8 @@ export interface GatewayUnderTest<U extends Upstreams> {
   processes: SpawnedGateway[];
   /** The fakes by upstream name, started. */
   fakes: FakesOf<U>;
+  /** The sandbox, when asked for. */
+  sandbox: Sandbox;
   /** The settings the gateways got (fake URLs included). */
   env: Record<string, string | undefined>;
   /** A GET (or any request) to the first gateway with `Authorization: Bearer <key>`; no key, no header. */
@@ -136,6 +145,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
     app: undefined as unknown as GatewayHandle['app'],
     processes: [],
     fakes,
+    sandbox: undefined as unknown as Sandbox,
     env: {},
     request,
     as: (key) => (path, init) => request(path, key, init),
@@ -147,6 +157,21 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
       started.push(server);
     }
     const env: Record<string, string | undefined> = {};
+    if (opts.sandbox) {
+      const sandbox = (ctx.sandbox = await startSandbox());
+      const c = sandbox.credentials;
+      Object.assign(env, {
+        UPSTREAM_MACRO_BASE_URL: sandbox.macro.url,
+        UPSTREAM_MACRO_TOKEN: c.macro.token,
+        UPSTREAM_COMPANY_BASE_URL: sandbox.company.url,
+        UPSTREAM_COMPANY_TOKEN: c.company.token,
+        UPSTREAM_DOCUMENTS_BASE_URL: sandbox.documents.url,
+        UPSTREAM_DOCUMENTS_USERNAME: c.documents.username,
+        UPSTREAM_DOCUMENTS_PASSWORD: c.documents.password,
+        UPSTREAM_DEALS_BASE_URL: sandbox.deals.url,
+        UPSTREAM_DEALS_TOKEN: c.deals.token,
+      });
+    }
     for (const [name, s] of setups) {
       const N = name.toUpperCase();
       env[`UPSTREAM_${N}_BASE_URL`] = s.fake.url;
@@ -186,7 +211,10 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
       if (failed) throw failed.reason;
       ctx.urls = ctx.processes.map((p) => p.url);
     } else {
-      const { sandboxed, adjustConfig, backlog } = opts;
+      const { adjustConfig, backlog } = opts;
+      const sandboxed =
+        opts.sandboxed ??
+        (opts.sandbox ? (['macro', 'company', 'documents', 'deals'] as const).slice() : undefined);
       const imports = typeof opts.imports === 'function' ? opts.imports() : opts.imports;
       const results = await Promise.allSettled(
         Array.from({ length: n }, () =>
@@ -212,6 +240,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
   afterAll(async () => {
     await Promise.all([...ctx.gateways.map((g) => g.close()), ...ctx.processes.map((p) => p.stop())]);
     for (const f of started.reverse()) await f.close();
+    await ctx.sandbox?.close();
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   }, opts.hookTimeoutMs);
 
