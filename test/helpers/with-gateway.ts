@@ -43,7 +43,8 @@ export interface WithGatewayOptions<U extends Upstreams> {
    * their URLs (or anything else known only then).
    */
   env?: Record<string, string | undefined> | ((fakes: FakesOf<U>) => Record<string, string | undefined>);
-  consumers?: ReadonlyArray<TestConsumer | Consumer>;
+  /** The consumers; a function is called in beforeAll (consumers made in an earlier hook). */
+  consumers?: ReadonlyArray<TestConsumer | Consumer> | (() => ReadonlyArray<TestConsumer | Consumer>);
   sandboxed?: UpstreamName[];
   /** 'process' spawns `node dist/main.js` (consumers go in a file); default in-process (startGateway). */
   mode?: 'in-process' | 'process';
@@ -128,7 +129,6 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
 ): GatewayUnderTest<U> {
   const setups = Object.entries(opts.upstreams ?? {}) as Array<[UpstreamName, UpstreamSetup]>;
   const fakes = Object.fromEntries(setups.map(([name, s]) => [name, s.fake])) as FakesOf<U>;
-  const consumers = (opts.consumers ?? []).map(consumerOf);
   const started: FakeServer[] = [];
   let tmp: string | undefined;
 
@@ -181,6 +181,9 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
     }
     Object.assign(env, typeof opts.env === 'function' ? opts.env(fakes) : opts.env);
     ctx.env = env;
+    const consumers = (typeof opts.consumers === 'function' ? opts.consumers() : (opts.consumers ?? [])).map(
+      consumerOf,
+    );
     const n = opts.instances ?? 1;
     if (opts.mode === 'process') {
       tmp = mkdtempSync(join(tmpdir(), 'atrium-gw-'));
