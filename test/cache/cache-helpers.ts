@@ -1,11 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Pool } from 'undici';
-import type { TestConsumer } from '../helpers/consumers.js';
 import { eventually as sharedEventually } from '../helpers/eventually.js';
 
 export interface BurstResult {
@@ -58,24 +54,6 @@ export async function burst(
 
 export function sha256Hex(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
-}
-
-/** A consumers file for spawned gateways (keys stored as SHA-256, as in production). */
-export function writeConsumersFile(consumers: readonly TestConsumer[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'atrium-cache-'));
-  const file = join(dir, 'consumers.json');
-  const doc = {
-    consumers: consumers.map(({ consumer }) => ({
-      id: consumer.id,
-      keyHashes: consumer.keyHashes.map((h) => h.toString('hex')),
-      upstreams: [...consumer.upstreams],
-      write: consumer.write,
-      limits: consumer.limits,
-      weight: consumer.weight,
-    })),
-  };
-  writeFileSync(file, JSON.stringify(doc));
-  return file;
 }
 
 export function freePort(): Promise<number> {
