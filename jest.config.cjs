@@ -67,6 +67,7 @@ module.exports = {
       testPathIgnorePatterns: ['/node_modules/', '/test/hardening/'],
     }),
     tier('browser', ['**/*.chromium.spec.ts']),
+    tier('hardening', ['<rootDir>/test/hardening/**/*.spec.ts'], builds),
     tier('bench-smoke', ['<rootDir>/test/bench/**/*.smoke.spec.ts'], {
       ...builds,
     }),

@@ -42,7 +42,7 @@ export class PipelineFactory {
         upstreamLimitStage(limits.limit),
         credentialsStage({
           credentials: def.credentials,
-          stripQuery: CONSUMER_KEY_QUERY_PARAMS,
+          stripParams: CONSUMER_KEY_QUERY_PARAMS,
           stripHeaders: CONSUMER_KEY_HEADERS,
           redactor: this.redactor,
           onScrub: this.metrics.keyEchoScrubRecorder(def.name),

@@ -62,7 +62,7 @@ describe('credentialsStage', () => {
     let seen: ProxyRequest | undefined;
     const h = credentialsStage({
       credentials,
-      stripQuery: ['token', 'sessionId'],
+      stripParams: ['token', 'sessionId'],
       stripHeaders: ['authorization', 'x-api-key'],
       redactor,
     })(async (r) => {
@@ -91,7 +91,7 @@ describe('credentialsStage', () => {
     const scrubs: number[] = [];
     const stage = credentialsStage({
       credentials,
-      stripQuery: ['token'],
+      stripParams: ['token'],
       stripHeaders: [],
       redactor,
       onScrub: (n) => scrubs.push(n),
@@ -115,7 +115,7 @@ describe('credentialsStage', () => {
     let refreshed = 0;
     const stage = credentialsStage({
       credentials: { ...credentials, onAuthFailure: async () => ++refreshed === 1 },
-      stripQuery: ['token'],
+      stripParams: ['token'],
       stripHeaders: [],
       redactor,
     });
