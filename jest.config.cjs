@@ -1,5 +1,15 @@
 // Jest in CommonJS mode: @swc/jest compiles our TS and turns the ESM-only dependencies into CJS
-// (Jest's ESM mode cannot load Nest 12 on Node 20; see shared/design/dependencies.md §4).
+// (Jest's ESM mode cannot load Nest 12 on Node 20; see the README's Development section).
+//
+// The suite is split into tiers, one Jest project each, picked by the file name's last part:
+//   unit        *.spec.ts                no gateway app, no Redis (loopback fakes allowed)
+//   e2e         *.e2e.spec.ts            the whole gateway, in-process or as `node dist/main.js`
+//   redis       *.redis.spec.ts          shared state in a real Redis
+//   fleet       *.fleet.spec.ts          several gateway processes + Redis
+//   browser     *.chromium.spec.ts       Debian's headless Chromium
+//   bench-smoke test/bench/*.smoke.spec.ts  one short run of the benchmark harness
+//   hardening   test/hardening/**        faults, fleet faults, fuzzing, leaks, defect regressions
+// `npm test` runs them all; `npm run test:<tier>` one (`jest --selectProjects <tier>`).
 const swc = [
   '@swc/jest',
   {
@@ -12,10 +22,12 @@ const swc = [
   },
 ];
 
-module.exports = {
+const TIER_SUFFIX = /\.(e2e|redis|fleet|chromium|smoke)\.spec\.ts$/;
+
+/** Settings every tier shares. */
+const base = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.spec.ts'],
+  rootDir: __dirname,
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j|mj)s$': swc },
   // ESM-only packages are transformed wherever npm puts them (light-my-request nests its own `cookie`).
@@ -24,10 +36,47 @@ module.exports = {
   ],
   setupFiles: ['reflect-metadata'],
   // Every run captures all gateway logs and scans them for keys afterwards (test/observability/log-capture.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/observability/log-capture.setup.ts'],
+};
+
+/** Tiers that start `node dist/main.js` build it first, once, outside any test (test/support/build.global-setup.ts). */
+const builds = { globalSetup: '<rootDir>/test/support/build.global-setup.ts' };
+
+const tier = (displayName, testMatch, extra = {}) => ({
+  ...base,
+  displayName,
+  roots: ['<rootDir>/test'],
+  testMatch,
+  ...extra,
+});
+
+const unit = tier('unit', ['**/*.spec.ts'], {
+  testPathIgnorePatterns: ['/node_modules/', TIER_SUFFIX.source, '/test/hardening/', '/test/bench/'],
+});
+
+module.exports = {
+  projects: [
+    unit,
+    tier('e2e', ['**/*.e2e.spec.ts'], {
+      ...builds,
+      testPathIgnorePatterns: ['/node_modules/', '/test/hardening/'],
+    }),
+    tier('redis', ['**/*.redis.spec.ts'], { testPathIgnorePatterns: ['/node_modules/', '/test/hardening/'] }),
+    tier('fleet', ['**/*.fleet.spec.ts'], {
+      ...builds,
+      testPathIgnorePatterns: ['/node_modules/', '/test/hardening/'],
+    }),
+    tier('browser', ['**/*.chromium.spec.ts']),
+    tier('hardening', ['<rootDir>/test/hardening/**/*.spec.ts'], builds),
+    tier('bench-smoke', ['<rootDir>/test/bench/**/*.smoke.spec.ts'], {
+      ...builds,
+    }),
+  ],
+  // Log capture for the whole run (root level: once, whatever tiers are selected).
   globalSetup: '<rootDir>/test/observability/log-capture.global-setup.ts',
   globalTeardown: '<rootDir>/test/observability/log-capture.global-teardown.ts',
-  setupFilesAfterEnv: ['<rootDir>/test/observability/log-capture.setup.ts'],
-  testTimeout: 30000,
   // Suites start servers and child processes; two workers match the two cores.
   maxWorkers: 2,
+  // A global option: it has no effect inside a project.
+  testTimeout: 30000,
 };

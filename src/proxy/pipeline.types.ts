@@ -97,5 +97,7 @@ export interface UpstreamCredentials {
   secrets(): readonly string[];
   /** Called when the upstream rejected our credential; return true to retry the call once. */
   onAuthFailure?(req: ProxyRequest, err: GatewayError): Promise<boolean>;
+  /** Called when the upstream accepted a call made with the credential `req` carried. */
+  onAccepted?(req: ProxyRequest): void;
   close?(): Promise<void>;
 }

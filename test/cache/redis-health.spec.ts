@@ -1,11 +1,14 @@
 import { RedisHealth, RedisTimeoutError } from '../../src/proxy/cache/redis-health.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 describe('RedisHealth', () => {
   function setup(probeOk: () => boolean) {
     const logs: string[] = [];
     let errors = 0;
     let probes = 0;
+    const clock = new FakeClock();
     const health = new RedisHealth({
+      clock,
       log: (level, message) => logs.push(`${level}: ${message}`),
       onError: () => errors++,
       probe: async () => {
@@ -14,9 +17,8 @@ describe('RedisHealth', () => {
       },
       probeIntervalMs: 20,
     });
-    return { health, logs, errors: () => errors, probes: () => probes };
+    return { health, clock, logs, errors: () => errors, probes: () => probes };
   }
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('a lost connection trips it at once; one log line per transition; every failure counted', async () => {
     let up = false;
@@ -27,12 +29,22 @@ describe('RedisHealth', () => {
     expect(t.errors()).toBe(2);
     expect(t.logs).toHaveLength(1);
     expect(t.logs[0]).toMatch(/^warn: Redis unavailable/);
-    await sleep(70);
+    expect(t.probes()).toBe(0);
+    await t.clock.advance(19);
+    expect(t.probes()).toBe(0);
+    await t.clock.advance(1);
+    expect(t.probes()).toBe(1);
+    await t.clock.advance(40);
     expect(t.health.available).toBe(false);
-    expect(t.probes()).toBeGreaterThanOrEqual(2);
+    expect(t.probes()).toBe(3);
     up = true;
-    await sleep(60);
+    await t.clock.advance(20);
+    expect(t.probes()).toBe(4);
     expect(t.health.available).toBe(true);
+    // Up again: no more probes.
+    await t.clock.advance(1000);
+    expect(t.probes()).toBe(4);
+    expect(t.clock.pending).toBe(0);
     expect(t.logs).toEqual([expect.stringMatching(/^warn:/), 'log: Redis is back for the response cache']);
     t.health.close();
   });

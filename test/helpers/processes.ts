@@ -1,36 +1,16 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { recordEnvSecrets, teeSpawnedOutput } from '../observability/log-capture.js';
 
 const ROOT = resolve(__dirname, '../..');
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds dist/ when it is missing or older than src/ (multi-process tests run the real build). */
-export function ensureBuilt(): void {
-  let built: number;
-  try {
-    built = statSync(join(ROOT, 'dist/main.js')).mtimeMs;
-  } catch {
-    built = 0;
-  }
-  if (built >= newestMtime(join(ROOT, 'src'))) return;
-  execFileSync(
-    process.execPath,
-    [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
+/** The tiers that spawn gateways build dist/ in their global setup (test/support/build.global-setup.ts). */
+export function assertBuilt(): void {
+  if (!existsSync(join(ROOT, 'dist/main.js')))
+    throw new Error(
+      'dist/main.js is missing: this tier builds it in its global setup (or run npm run build)',
+    );
 }
 
 export interface SpawnedGateway {
@@ -50,7 +30,7 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Starts `node dist/main.js` and waits until it prints its listening line. */
 export function spawnGateway(env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<SpawnedGateway> {
-  ensureBuilt();
+  assertBuilt();
   recordEnvSecrets(env);
   const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,

@@ -3,6 +3,7 @@ import { METRICS_REGISTRY } from '../../src/metrics/metrics.tokens.js';
 import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
+import { eventually } from '../helpers/eventually.js';
 import { http, startGateway, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
 
 const TOKEN = 'sbx_macro_limits_e2e_token_91c2';
@@ -20,8 +21,6 @@ async function metric(gw: GatewayHandle, name: string, labels: Record<string, st
 let seriesId = 100_000;
 /** A different series every call: never a cache hit or a coalesced call once those stages exist. */
 const fresh = () => `/macro/series/${seriesId++}`;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('inbound consumer quota (in memory)', () => {
   const limited = testConsumer({
@@ -159,9 +158,13 @@ describe('writes are never retried; idempotent reads are', () => {
     const res = await post(JSON.stringify({ name: 'x' }));
     expect(res.status).toBe(504);
     expect(res.json().error.code).toBe('UPSTREAM_TIMEOUT');
-    await sleep(300);
+    // The retry stage answers only after its last attempt, so a retry would already have been sent; a GET
+    // after the answer makes sure whatever was sent before it has been received.
+    ctx.fake.behave({ hang: undefined });
+    const marker = await http(ctx.gw.url + fresh(), { headers: { authorization: `Bearer ${reader.key}` } });
+    expect(marker.status).toBe(200);
     expect(ctx.fake.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
-    expect(ctx.fake.requests).toHaveLength(1);
+    expect(ctx.fake.requests).toHaveLength(2);
   });
 
   it('a POST whose connection is reset is not retried either; the same failure on a GET is', async () => {
@@ -185,7 +188,8 @@ describe('circuit breaker with the fake down', () => {
       UPSTREAM_MACRO_BURST: '50',
       UPSTREAM_MACRO_BREAKER_MIN_SAMPLE: '5',
       UPSTREAM_MACRO_BREAKER_FAILURE_RATIO: '0.5',
-      UPSTREAM_MACRO_BREAKER_OPEN_MS: '1000',
+      // Long enough that the burst below is answered while the breaker is still open, on a loaded machine.
+      UPSTREAM_MACRO_BREAKER_OPEN_MS: '3000',
       UPSTREAM_MACRO_RETRY_BASE_MS: '20',
       UPSTREAM_MACRO_RETRY_MAX_BACKOFF_MS: '100',
     },
@@ -223,7 +227,7 @@ describe('circuit breaker with the fake down', () => {
     expect(fake.requests.length).toBe(sample);
 
     // Half-open: of many concurrent calls exactly one probe reaches the (still broken) fake.
-    await sleep(1100);
+    await eventually(async () => (await readiness(gw)).breaker === 'half-open', { what: 'half-open' });
     const probeRound = await Promise.all(Array.from({ length: 10 }, () => get(fresh())));
     expect(fake.requests.length).toBe(sample + 1);
     expect(probeRound.filter((r) => r.json().error?.upstreamCode === 'CIRCUIT_OPEN')).toHaveLength(9);
@@ -231,7 +235,7 @@ describe('circuit breaker with the fake down', () => {
 
     // The upstream recovers: the next probe succeeds and the breaker closes.
     fake.reset();
-    await sleep(1100);
+    await eventually(async () => (await readiness(gw)).breaker === 'half-open', { what: 'half-open again' });
     const recovered = await Promise.all(Array.from({ length: 5 }, () => get(fresh())));
     expect(recovered.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(1);
     for (let i = 0; i < 5; i++) expect((await get(fresh())).status).toBe(200);
@@ -281,7 +285,9 @@ describe('upstream 429 without a reset header', () => {
     expect(
       await metric(gw, 'atrium_rate_limited_total', { upstream: 'macro', kind: 'upstream' }),
     ).toBeGreaterThanOrEqual(2);
-    await sleep(Number(first.headers['retry-after']) * 1000 + 100);
+    await eventually(async () => !((await readiness(gw)).cooldownRemainingSeconds > 0), {
+      what: 'the cooldown to end',
+    });
     // The vendor is still limiting, still without a header: the default doubles.
     const again = await get(fresh());
     expect(again.status).toBe(429);
@@ -289,8 +295,8 @@ describe('upstream 429 without a reset header', () => {
     // The vendor recovers and an operator lifts the cooldown rather than wait it out.
     fake.reset();
     await gw.app.get(UpstreamLimitsService).limiter('macro')!.liftCooldown();
-    await sleep(50);
-    expect((await get(fresh())).status).toBe(200);
+    // Lifting releases the bucket gradually: the first call may still wait for a token.
+    await eventually(async () => (await get(fresh())).status === 200, { what: 'a 200 after the lift' });
   });
 });
 
@@ -300,7 +306,8 @@ describe('fairness while the budget is the bottleneck (single instance)', () => 
   const vip = testConsumer({ id: 'vip', upstreams: new Set(['macro']), weight: 3 });
   let fake: FakeMacroUpstream;
   let gw: GatewayHandle;
-  const RATE = 10;
+  // Enough answers per window that a share is a measurement, not a handful of integers.
+  const RATE = 40;
 
   beforeAll(async () => {
     fake = new FakeMacroUpstream({ token: TOKEN });

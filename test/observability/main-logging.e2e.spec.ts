@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { http } from '../helpers/gateway.js';
-import { cleanEnv, ensureBuilt, spawnGateway } from '../helpers/processes.js';
+import { assertBuilt, cleanEnv, spawnGateway } from '../helpers/processes.js';
 import { teeSpawnedOutput } from './log-capture.js';
 
 jest.setTimeout(120_000);
@@ -56,7 +56,7 @@ describe('main.ts logging', () => {
   });
 
   it('still prints boot errors (a port already in use) and exits 1', async () => {
-    ensureBuilt();
+    assertBuilt();
     const blocker: Server = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as { port: number }).port;

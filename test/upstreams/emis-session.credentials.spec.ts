@@ -154,6 +154,29 @@ describe('EmisSessionCredentials against the documents fake', () => {
     expect(fake.calls('/Auth/login/')).toBe(3);
   });
 
+  it('a session the vendor accepted that expires again within the pause is renewed at once', async () => {
+    const creds = make();
+    const first = request();
+    await creds.inject(first);
+    expect(await creds.onAuthFailure(first)).toBe(true);
+    expect(fake.calls('/Auth/login/')).toBe(2);
+    // The re-login's session is accepted by the vendor, then expires 10 ms later (well inside the pause).
+    const ok = request();
+    await creds.inject(ok);
+    creds.onAccepted(ok);
+    c.advance(10);
+    const rejected = request();
+    await creds.inject(rejected);
+    expect(sessionOf(rejected)).toEqual(sessionOf(ok));
+    expect(await creds.onAuthFailure(rejected)).toBe(true);
+    expect(fake.calls('/Auth/login/')).toBe(3);
+    // The session that re-login gave was never accepted: its rejection pauses re-logins as before.
+    const fresh = request();
+    await creds.inject(fresh);
+    expect(await creds.onAuthFailure(fresh)).toBe(false);
+    expect(fake.calls('/Auth/login/')).toBe(3);
+  });
+
   it('a failed login is not retried by onAuthFailure (it never sent a session)', async () => {
     const creds = make({ password: 'sbx_wrong_password_1' });
     const req = request();

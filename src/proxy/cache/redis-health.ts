@@ -1,3 +1,5 @@
+import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../../core/time/clock.js';
+
 export interface RedisHealthOptions {
   /** Logs one line per transition (down, back). */
   readonly log: (level: 'warn' | 'log', message: string) => void;
@@ -7,6 +9,7 @@ export interface RedisHealthOptions {
   readonly probe: () => Promise<void>;
   /** How often a down Redis is probed. */
   readonly probeIntervalMs: number;
+  readonly clock?: Clock;
 }
 
 /** Consecutive timeouts (with the connection still up) that count as Redis being down. */
@@ -36,10 +39,13 @@ function isTimeout(err: unknown): boolean {
 export class RedisHealth {
   private up = true;
   private softFailures = 0;
-  private probing?: NodeJS.Timeout;
+  private probing?: ClockTimer;
   private closed = false;
+  private readonly clock: Clock;
 
-  constructor(private readonly opts: RedisHealthOptions) {}
+  constructor(private readonly opts: RedisHealthOptions) {
+    this.clock = opts.clock ?? SYSTEM_CLOCK;
+  }
 
   get available(): boolean {
     return this.up;
@@ -74,12 +80,12 @@ export class RedisHealth {
 
   close(): void {
     this.closed = true;
-    if (this.probing) clearTimeout(this.probing);
+    if (this.probing) this.clock.clearTimeout(this.probing);
   }
 
   private scheduleProbe(): void {
     if (this.closed || this.probing) return;
-    this.probing = setTimeout(() => {
+    this.probing = this.clock.setTimeout(() => {
       this.probing = undefined;
       this.opts.probe().then(
         () => {
@@ -90,7 +96,6 @@ export class RedisHealth {
         () => this.scheduleProbe(),
       );
     }, this.opts.probeIntervalMs);
-    this.probing.unref();
   }
 }
 

@@ -25,7 +25,9 @@ export function credentialsStage(opts: CredentialsStageOptions): Stage {
       req.query = req.query.filter(([k]) => !strip.has(baseName(k).toLowerCase()));
       for (const h of opts.stripHeaders) delete req.headers[h];
       await credentials.inject(req);
-      return next(req);
+      const res = await next(req);
+      credentials.onAccepted?.(req);
+      return res;
     };
     return async (req) => {
       // Stages outside may keep the request; the retry after a refresh must start from the consumer's query.

@@ -90,6 +90,8 @@ export class EmisSessionCredentials implements UpstreamCredentials {
   private lastAuthReloginAt = Number.NEGATIVE_INFINITY;
   private nextAuthReloginAt = 0;
   private closed = false;
+  /** The last session the vendor accepted a call with: its rejection is an expiry, not a broken login. */
+  private acceptedId?: string;
   /** The session each request was sent with, to tell a stale rejection from a fresh one. */
   private readonly usedBy = new WeakMap<ProxyRequest, string>();
   /** Login calls made (successful or not) and successful ones: operator facts and tests. */
@@ -132,6 +134,11 @@ export class EmisSessionCredentials implements UpstreamCredentials {
     });
   }
 
+  onAccepted(req: ProxyRequest): void {
+    const used = this.usedBy.get(req);
+    if (used !== undefined && used === this.current?.id) this.acceptedId = used;
+  }
+
   secrets(): readonly string[] {
     return this.list;
   }
@@ -143,9 +150,13 @@ export class EmisSessionCredentials implements UpstreamCredentials {
     // Already replaced or dropped by a concurrent request: retry with whatever comes next.
     if (this.current?.id !== used) return true;
     const now = this.now();
-    // The session just obtained by a re-login is rejected too: something other than expiry is wrong.
-    if (now < this.nextAuthReloginAt) return false;
-    if (now - this.lastAuthReloginAt > this.opts.backoffMaxMs) this.authReloginGap = this.opts.backoffMs;
+    // A session the vendor has accepted and now rejects has expired: renew it at once, whenever that is.
+    // A session that was rejected without ever being accepted (the one a re-login just gave) means
+    // something other than expiry is wrong: pause re-logins, doubling the pause, so it is no login storm.
+    const expired = this.acceptedId === used;
+    if (!expired && now < this.nextAuthReloginAt) return false;
+    if (expired || now - this.lastAuthReloginAt > this.opts.backoffMaxMs)
+      this.authReloginGap = this.opts.backoffMs;
     this.lastAuthReloginAt = now;
     this.nextAuthReloginAt = now + this.authReloginGap;
     this.authReloginGap = Math.min(this.authReloginGap * 2, this.opts.backoffMaxMs);

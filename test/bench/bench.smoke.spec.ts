@@ -1,8 +1,8 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { cleanEnv, ensureBuilt } from '../helpers/processes.js';
+import { cleanEnv } from '../helpers/processes.js';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -11,21 +11,13 @@ const ROOT = resolve(__dirname, '../..');
  * rot. It checks the shape of what the bench writes and that the figures are real measurements; it asserts
  * nothing about how fast anything is (the bench itself judges the targets).
  */
+// dist/ and dist-bench/ are built by the tier's global setup (test/support/build.global-setup.ts).
 describe('bench harness (smoke)', () => {
   const out = mkdtempSync(join(tmpdir(), 'atrium-bench-smoke-'));
   let exitCode: number | null = null;
   let output = '';
 
   beforeAll(async () => {
-    ensureBuilt();
-    execFileSync(
-      process.execPath,
-      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'bench/tsconfig.json'],
-      {
-        cwd: ROOT,
-        stdio: 'inherit',
-      },
-    );
     // The developer's own BENCH_* settings must not change what the smoke run does.
     const env = cleanEnv({});
     for (const k of Object.keys(env)) if (k.startsWith('BENCH_')) delete env[k];

@@ -1,11 +1,11 @@
 import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
+import { eventually } from '../helpers/eventually.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 
 const TOKEN = 'sbx_macro_shared_state_token_2b7f';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describeRedis(
   'two replicas in one process share cooldown, learned rate and budget through Redis',
@@ -39,8 +39,8 @@ describeRedis(
         startGateway({ env, consumers: [app.consumer] }),
         startGateway({ env, consumers: [app.consumer] }),
       ]);
-      for (let i = 0; i < 50 && (await macro(a)).budget !== 'shared'; i++) await sleep(100);
-      for (let i = 0; i < 50 && (await macro(b)).budget !== 'shared'; i++) await sleep(100);
+      for (const gw of [a, b])
+        await eventually(async () => (await macro(gw)).budget === 'shared', { what: 'a shared budget' });
     });
     afterAll(async () => {
       await a?.close();
@@ -64,14 +64,20 @@ describeRedis(
     });
 
     it('a 429 seen by one replica cools down the other at once (pub/sub), with the fleet-wide learned rate', async () => {
-      await sleep(300);
+      // The previous test emptied the shared bucket: start once it holds a token again.
+      await eventually(async () => (await macro(a)).bucket.tokens >= 1, { what: 'a token' });
       fake.reset();
       fake.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 4 } });
       const first = await get(a);
       expect(first.status).toBe(429);
       expect(first.headers['retry-after']).toBe('4');
-      await sleep(50);
-      const seenByB = await macro(b);
+      const seenByB = await eventually(
+        async () => {
+          const facts = await macro(b);
+          return facts.cooldownRemainingSeconds > 0 ? facts : undefined;
+        },
+        { what: 'the cooldown to reach replica b' },
+      );
       expect(seenByB.cooldownRemainingSeconds).toBeGreaterThanOrEqual(3);
       expect(seenByB.bucket.learnedRatePerSec).toBe(20);
       const calls = fake.requests.length;
@@ -84,10 +90,11 @@ describeRedis(
     it('an operator lifting the cooldown on one replica lifts it for all', async () => {
       fake.reset();
       await a.app.get(UpstreamLimitsService).limiter('macro')!.liftCooldown();
-      await sleep(100);
-      expect((await macro(b)).cooldownRemainingSeconds).toBe(0);
-      await sleep(200); // the bucket refills from the lift
-      expect((await get(b)).status).toBe(200);
+      await eventually(async () => (await macro(b)).cooldownRemainingSeconds === 0, {
+        what: 'the lift to reach replica b',
+      });
+      // The bucket refills gradually from the lift.
+      await eventually(async () => (await get(b)).status === 200, { what: 'a 200 after the lift' });
     });
   },
 );
