@@ -1,4 +1,4 @@
-import { Global, Logger, Module } from '@nestjs/common';
+import { Global, Inject, Logger, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { RESPONSE_CACHE_PROVIDERS } from './cache/cache.providers.js';
@@ -15,13 +15,8 @@ import { ProxyService } from './proxy.service.js';
 
 function linkSigner(config: AtriumConfig, redactor: SecretRedactor): LinkSigner {
   const { links } = config;
+  // A secret like the upstream keys: scrubbed from every log line and error.
   redactor.register(links.secret);
-  const sandbox = Object.values(config.upstreams).some((u) => u.sandbox);
-  if (links.secretSource === 'random' && !sandbox)
-    new Logger('SignedLinks').warn(
-      'ATRIUM_LINK_SECRET is not set: download links are signed with a random per-process secret, so only ' +
-        'this replica accepts them. Set one shared secret for a fleet.',
-    );
   return new LinkSigner({ secret: links.secret, ttlSeconds: links.ttlSeconds, publicUrl: links.publicUrl });
 }
 
@@ -43,4 +38,15 @@ function linkSigner(config: AtriumConfig, redactor: SecretRedactor): LinkSigner 
   ],
   exports: [ProxyService, PipelineFactory, ResponseCache],
 })
-export class ProxyModule {}
+export class ProxyModule implements OnApplicationBootstrap {
+  constructor(@Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig) {}
+
+  onApplicationBootstrap(): void {
+    const sandbox = Object.values(this.config.upstreams).some((u) => u.sandbox);
+    if (this.config.links.secretSource === 'random' && !sandbox)
+      new Logger('SignedLinks').warn(
+        'ATRIUM_LINK_SECRET is not set: download links are signed with a random per-process secret, so ' +
+          'only this replica accepts them. Set one shared secret for a fleet.',
+      );
+  }
+}

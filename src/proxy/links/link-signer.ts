@@ -74,7 +74,8 @@ export class LinkSigner {
     const q = target.indexOf('?');
     const segments = (q === -1 ? target : target.slice(0, q)).split('/');
     // Cosmetic (browsers name a saved file after it); not signed, not used.
-    const name = segments[segments.length - 1].replace(SAFE_NAME, '_').slice(0, 100) || 'download';
+    const last = segments[segments.length - 1].replace(SAFE_NAME, '_').slice(0, 100);
+    const name = /^\.*$/.test(last) ? 'download' : last;
     return `${this.base}${SIGNED_LINK_PATH}/${upstream}/${name}?t=${payload}.${expires}.${this.mac(upstream, expires, target)}`;
   }
 

@@ -88,6 +88,12 @@ function hostileScript(req: VendorRequest, vendor: KeyEchoVendor): VendorReply {
     // The credential right at the length bound of vendor text in messages.
     return json(JSON.stringify({ errors: { status: 400, code: 'BAD', message: 'x'.repeat(290) + c } }), 400);
   }
+  if (req.query.get('key') === 'ECHO' || req.path === '/series/310901/visual')
+    // A file route answering text that quotes the credential (a small one arrives whole, a big one streams).
+    return {
+      headers: { 'content-type': req.upstream === 'macro' ? 'text/plain' : 'application/json' },
+      body: `{"pad":"${'.'.repeat(Number(req.query.get('pad') ?? 0))}","quote":"${Object.values(f).join(' ')} end"}`,
+    };
   switch (req.path) {
     case '/feeds':
     case '/dictionary/currencies':
@@ -327,6 +333,19 @@ describe('defect 2: vendor key in encoded form', () => {
       expect(findForms(readable(res), secrets())).toEqual([]);
     });
 
+    it.each([
+      ['documents, arriving whole', '/documents/Search/getFile/?key=ECHO'],
+      ['macro, streamed', '/macro/series/310901/visual'],
+      ['documents, streamed past the peek', '/documents/Search/getFile/?key=ECHO&pad=200000'],
+    ])('a file answer quoting the credential is scrubbed (%s), its length true', async (_what, path) => {
+      const res = await get(path);
+      expect(res.status).toBe(200);
+      expect(res.json().quote.endsWith(' end')).toBe(true);
+      if (res.headers['content-length'] !== undefined)
+        expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+      expect(findForms(readable(res), secrets())).toEqual([]);
+    });
+
     it('a secret at the length bound of a vendor message is scrubbed before it is cut', async () => {
       const res = await get(`${ECHO_ROUTES.macro}?fail=long`);
       expect(res.status).toBe(400);
@@ -422,6 +441,8 @@ describe('defect 2: vendor key in encoded form', () => {
       expect(warns.length).toBeGreaterThan(0);
       expect(warns.join('\n')).toContain('[REDACTED]');
       expect(findForms(logs, secrets())).toEqual([]);
+      // No ATRIUM_LINK_SECRET here: the boot says a fleet needs one.
+      expect(logs).toContain('ATRIUM_LINK_SECRET is not set');
 
       const metrics = await http(`${gw.url}/metrics`);
       expect(metrics.status).toBe(200);
