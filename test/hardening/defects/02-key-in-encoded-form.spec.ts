@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from '../../../src/config/atrium-config.js';
 import { GatewayError } from '../../../src/core/errors/gateway-error.js';
 import { SecretMatcher, secretForms } from '../../../src/core/logging/secret-forms.js';
 import { SecretRedactor } from '../../../src/core/logging/secret-redactor.js';
+import { LinkRewriter } from '../../../src/proxy/links/link-rewriter.js';
 import { LinkSigner } from '../../../src/proxy/links/link-signer.js';
 import type { ProxyRequest, ProxyResponse } from '../../../src/proxy/pipeline.types.js';
 import { keyEchoStage } from '../../../src/proxy/stages/key-echo.stage.js';
@@ -227,6 +228,44 @@ describe('defect 2: vendor key in encoded form', () => {
       ).toThrow('not valid');
       now += 601_000;
       expect(() => signer.verify('macro', t)).toThrow('expired');
+    });
+
+    it('re-signs only links to the upstream base URL, in JSON however escaped, never one with the key in its path', () => {
+      const key = 'ab/cd+ef==gh12345';
+      const matcher = new SecretMatcher([key]);
+      const signer = new LinkSigner({ secret, ttlSeconds: 600 });
+      const rewriter = new LinkRewriter({ upstream: 'macro', baseUrl: 'https://api.vendor.test/v2', signer });
+      const f = echoForms(key);
+      const body = Buffer.from(
+        JSON.stringify({
+          go: 'X',
+          php: 'Y',
+          outside: `https://api.vendor.test/v3/f.zip?token=${f.urlUpper}`,
+          inPath: `https://api.vendor.test/v2/${f.urlUpper}/f.zip`,
+          clean: 'https://api.vendor.test/v2/f.zip?expires=1',
+        })
+          // Go writes & as \u0026; PHP writes / as \/.
+          .replace('"X"', `"https:\\/\\/api.vendor.test\\/v2\\/a.zip?x=1\\u0026token=${f.urlLower}"`)
+          .replace(
+            '"Y"',
+            `"${`https://api.vendor.test/v2/dl/b.csv?token=${f.literal}&y=2`.replace(/\//g, '\\/')}"`,
+          ),
+      );
+      expect(body.toString()).toContain('\\/v2\\/a.zip?x=1\\u0026token=');
+      const out = rewriter.rewrite(body, 'application/json', matcher);
+      expect(out.count).toBe(2);
+      const parsed = JSON.parse(out.body.toString());
+      expect(parsed.go).toMatch(/^\/links\/macro\/a\.zip\?t=/);
+      expect(parsed.php).toMatch(/^\/links\/macro\/b\.csv\?t=/);
+      const target = (link: string) =>
+        signer.verify('macro', new URL(link, 'http://gw').searchParams.get('t')).target;
+      expect(target(parsed.go)).toBe('/a.zip?x=1');
+      expect(target(parsed.php)).toBe('/dl/b.csv?y=2');
+      // Not ours to re-sign: left for the scrubber, which masks the key in them.
+      expect(parsed.outside).toContain(f.urlUpper);
+      expect(parsed.inPath).toContain(f.urlUpper);
+      expect(parsed.clean).toBe('https://api.vendor.test/v2/f.zip?expires=1');
+      expect(findForms(matcher.scrubBuffer(out.body).body.toString(), [key])).toEqual([]);
     });
 
     it('ATRIUM_LINK_SECRET is validated, and random per process when unset', () => {
