@@ -5,8 +5,10 @@ import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { buildEnvelope } from '../core/errors/error-envelope.js';
 import { ErrorShapeRegistry } from '../core/errors/error-shape.registry.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import type { RouteDefinition } from '../proxy/pipeline.types.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import type { BatchCall, BatchItem } from './batch-request.js';
+import { canonicalItemUrl, readItemPath, type ItemPath } from './item-path.js';
 import { RouteMatcher } from './route-matcher.js';
 
 export type BodyEncoding = 'json' | 'text' | 'base64';
@@ -44,6 +46,11 @@ export interface BatchCaller {
 const NOTE_HEADERS = ['content-type', 'x-cache', 'age', 'retry-after', 'x-request-id', 'content-language'];
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
 const TEXT_TYPE = /^(?:text\/|application\/(?:[\w.+-]*\+)?xml\b)/i;
+
+/** What an item will run, decided for every item before any runs: a proxy route, or a refusal. */
+type ItemPlan =
+  | { readonly route: RouteDefinition; readonly url: string; readonly refusal?: undefined }
+  | { readonly route?: RouteDefinition; readonly url?: undefined; readonly refusal: GatewayError };
 
 function headerValue(v: string | string[] | number | undefined): string | undefined {
   if (v === undefined) return undefined;
@@ -104,9 +111,11 @@ export class BatchService implements OnApplicationBootstrap {
     const deadline = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, call.timeoutMs);
     });
+    // Every item is resolved to a proxy route (or refused) before any item runs.
+    const plans = call.items.map((item, i) => this.plan(item, i));
     const all = Promise.all(
       call.items.map(async (item, i) => {
-        const r = await this.runItem(item, i, caller, abort.signal);
+        const r = await this.runItem(item, plans[i], i, caller, abort.signal);
         // An item that finishes after the deadline has already been reported as incomplete.
         if (!abort.signal.aborted) results[i] = r;
       }),
@@ -116,7 +125,9 @@ export class BatchService implements OnApplicationBootstrap {
     const timedOut = results.some((r) => r === undefined);
     // Stop waiting on what is left; the pipeline's own deadlines end those upstream calls.
     if (timedOut) abort.abort();
-    const items = call.items.map((item, i) => results[i] ?? this.incomplete(item, i, caller, call.timeoutMs));
+    const items = call.items.map(
+      (item, i) => results[i] ?? this.incomplete(item, plans[i], i, caller, call.timeoutMs),
+    );
     return {
       total: items.length,
       completed: items.filter((r) => r.completed).length,
@@ -131,37 +142,58 @@ export class BatchService implements OnApplicationBootstrap {
     return `${caller.requestId.slice(0, 120)}:${i}`;
   }
 
+  /**
+   * Resolves an item as the router will read it (`readItemPath`: no dot segments, backslashes or encoded
+   * separators) to a GET proxy route of the interface it names. Anything else — the gateway's own endpoints,
+   * the EMIS `Auth/…` calls, a path of no operation — is refused here and never injected; the item then runs
+   * the canonical path of the route it resolved to, not the path as written.
+   */
+  private plan(item: BatchItem, i: number): ItemPlan {
+    let path: ItemPath;
+    try {
+      path = readItemPath(item.path, `requests[${i}].path`);
+    } catch (e) {
+      if (e instanceof GatewayError) return { refusal: e };
+      throw e;
+    }
+    const match = this.matcher.matchSegments('GET', path.segments);
+    if (!match)
+      return {
+        refusal: new GatewayError('NOT_FOUND', {
+          message:
+            'A batch item must be a GET operation of an interface (/macro/…, /company/…, /documents/…, /deals/…).',
+        }),
+      };
+    if (!match.route)
+      return {
+        refusal: new GatewayError('METHOD_NOT_ALLOWED', {
+          message: 'This path takes no GET; a batch holds GETs only.',
+        }),
+      };
+    if (match.route.file)
+      return {
+        route: match.route,
+        refusal: new GatewayError('VALIDATION_FAILED', {
+          parameter: `requests[${i}].path`,
+          message: 'File downloads cannot be batched; fetch the file with its own call.',
+        }),
+      };
+    return { route: match.route, url: canonicalItemUrl(path, match.route.path.endsWith('/')) };
+  }
+
   private async runItem(
     item: BatchItem,
+    plan: ItemPlan,
     i: number,
     caller: BatchCaller,
     signal: AbortSignal,
   ): Promise<BatchItemResult> {
     const started = performance.now();
     const requestId = this.itemRequestId(caller, i);
-    const match = this.matcher.match('GET', item.path);
+    const route = plan.route;
     const refuse = (err: GatewayError): BatchItemResult =>
-      this.errorItem(item, requestId, err, true, started, match?.route?.id);
-
-    if (!match && this.matcher.upstreamOf(item.path) === undefined)
-      return refuse(
-        new GatewayError('NOT_FOUND', {
-          message: 'A batch item must be an interface path (/macro/…, /company/…, /documents/…, /deals/…).',
-        }),
-      );
-    if (match && !match.route)
-      return refuse(
-        new GatewayError('METHOD_NOT_ALLOWED', {
-          message: 'This path takes no GET; a batch holds GETs only.',
-        }),
-      );
-    if (match?.route?.file)
-      return refuse(
-        new GatewayError('VALIDATION_FAILED', {
-          parameter: `requests[${i}].path`,
-          message: 'File downloads cannot be batched; fetch the file with its own call.',
-        }),
-      );
+      this.errorItem(item, requestId, err, true, started, route?.id);
+    if (plan.refusal) return refuse(plan.refusal);
 
     const headers: Record<string, string> = {
       'x-api-key': caller.key,
@@ -173,7 +205,7 @@ export class BatchService implements OnApplicationBootstrap {
     if (item.headers['cache-control']) headers['cache-control'] = item.headers['cache-control'];
 
     try {
-      const res = await this.fastify!.inject({ method: 'GET', url: item.path, headers, signal });
+      const res = await this.fastify!.inject({ method: 'GET', url: plan.url, headers, signal });
       const out: Record<string, string> = {};
       for (const name of NOTE_HEADERS) {
         const v = headerValue(res.headers[name]);
@@ -183,7 +215,7 @@ export class BatchService implements OnApplicationBootstrap {
         if (name.startsWith('ratelimit')) out[name] = headerValue(res.headers[name])!;
       return {
         id: item.id,
-        ...(match?.route ? { route: match.route.id } : {}),
+        route: plan.route.id,
         completed: true,
         status: res.statusCode,
         headers: out,
@@ -198,14 +230,19 @@ export class BatchService implements OnApplicationBootstrap {
     }
   }
 
-  private incomplete(item: BatchItem, i: number, caller: BatchCaller, timeoutMs: number): BatchItemResult {
+  private incomplete(
+    item: BatchItem,
+    plan: ItemPlan,
+    i: number,
+    caller: BatchCaller,
+    timeoutMs: number,
+  ): BatchItemResult {
     const err = new GatewayError('UPSTREAM_TIMEOUT', {
       message: `The batch deadline (${timeoutMs} ms) passed before this item completed.`,
     });
     const r = this.errorItem(item, this.itemRequestId(caller, i), err, false, undefined);
     r.durationMs = timeoutMs;
-    const route = this.matcher.match('GET', item.path)?.route;
-    if (route) r.route = route.id;
+    if (plan.route) r.route = plan.route.id;
     return r;
   }
 

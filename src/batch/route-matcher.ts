@@ -64,7 +64,11 @@ export class RouteMatcher {
    * does take (for a 405).
    */
   match(method: HttpMethod, path: string): RouteMatch | undefined {
-    const segs = segmentsOf(path);
+    return this.matchSegments(method, segmentsOf(path));
+  }
+
+  /** As `match`, for segments already split and percent-decoded (`readItemPath`). */
+  matchSegments(method: HttpMethod, segs: readonly string[]): RouteMatch | undefined {
     const upstream = segs.length > 0 ? this.upstreamOfPrefix.get(segs[0]) : undefined;
     if (!upstream) return undefined;
     const exact = walk(this.root, segs, 0, method);

@@ -65,7 +65,7 @@ export class PipelineFactory {
   private credentials(def: UpstreamDefinition): Stage {
     return credentialsStage({
       credentials: def.credentials,
-      stripQuery: CONSUMER_KEY_QUERY_PARAMS,
+      stripParams: CONSUMER_KEY_QUERY_PARAMS,
       stripHeaders: CONSUMER_KEY_HEADERS,
     });
   }

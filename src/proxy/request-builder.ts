@@ -8,6 +8,7 @@ import {
   type WireFormat,
 } from '../core/http/negotiation.js';
 import { queryObjectOf, queryPairsOf } from '../core/http/query-string.js';
+import { checkWriteBody } from '../core/http/write-body.js';
 import type { ProxyRequest, RouteDefinition } from './pipeline.types.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 
@@ -125,7 +126,8 @@ export function buildProxyRequest(
   let body: Buffer | undefined;
   if (route.method !== 'GET' && Buffer.isBuffer(req.body) && req.body.length > 0) {
     body = req.body;
-    headers['content-type'] = header(req, 'content-type') ?? 'application/octet-stream';
+    // Only bodies the credentials stage can read (form or JSON), sent with the type they were read as.
+    headers['content-type'] = checkWriteBody(header(req, 'content-type'), body);
   }
 
   const out: ProxyRequest = {

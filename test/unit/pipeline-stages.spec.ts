@@ -51,8 +51,6 @@ describe('compose', () => {
 
 describe('credentialsStage', () => {
   const secret = 'upstream-secret-123456';
-  const redactor = new SecretRedactor();
-  redactor.register(secret);
   const credentials = {
     id: 'token:abc',
     inject: (r: ProxyRequest) => void r.query.push(['token', secret]),
@@ -63,7 +61,7 @@ describe('credentialsStage', () => {
     let seen: ProxyRequest | undefined;
     const h = credentialsStage({
       credentials,
-      stripQuery: ['token', 'sessionId'],
+      stripParams: ['token', 'sessionId'],
       stripHeaders: ['authorization', 'x-api-key'],
     })(async (r) => {
       seen = r;
@@ -92,7 +90,7 @@ describe('credentialsStage', () => {
     let refreshed = 0;
     const stage = credentialsStage({
       credentials: { ...credentials, onAuthFailure: async () => ++refreshed === 1 },
-      stripQuery: ['token'],
+      stripParams: ['token'],
       stripHeaders: [],
     });
     const h = stage(async (r) => {

@@ -24,4 +24,8 @@ export interface Consumer {
 
 /** Where consumers' keys may arrive, in the order they are looked for. */
 export const CONSUMER_KEY_HEADERS = ['x-api-key', 'authorization'] as const;
+/**
+ * The guard reads a key from exactly these names (and `name[0]`); the credentials stage strips every name a
+ * vendor may read as one of them (`normalizeParamName`), so each position the guard reads is also stripped.
+ */
 export const CONSUMER_KEY_QUERY_PARAMS = ['token', 'sessionId'] as const;

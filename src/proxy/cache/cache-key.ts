@@ -1,6 +1,7 @@
 import { hash as digest } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
 import { CONSUMER_KEY_QUERY_PARAMS } from '../../core/auth/consumer.js';
+import { paramNameMatcher } from '../../core/http/param-name.js';
 import { baseName, type QueryPairs } from '../../core/http/query-string.js';
 import type { ProxyRequest, RouteDefinition } from '../pipeline.types.js';
 
@@ -48,14 +49,16 @@ export function keyRulesOf(route: RouteDefinition): KeyRules {
   return booleans.size === 0 && lists.size === 0 ? NO_RULES : { booleans, lists };
 }
 
-const CREDENTIAL_PARAMS: ReadonlySet<string> = new Set(CONSUMER_KEY_QUERY_PARAMS.map((p) => p.toLowerCase()));
+// As the credentials stage strips them: a parameter the upstream never receives neither varies the answer
+// nor, as it may hold a key, belongs in a cache key.
+const isCredential = paramNameMatcher(CONSUMER_KEY_QUERY_PARAMS);
 /** Negotiated by the request builder (query over header); the key carries the canonical values instead. */
 const NEGOTIATED = new Set(['lang', 'format']);
 const BOOLEAN_WORD = /^(true|false)$/i;
 const MAX_PATH_IN_KEY = 512;
 
 /**
- * The canonical query: consumer credentials removed (`token`, `sessionId`, any case, `k[0]` forms),
+ * The canonical query: consumer credentials removed (`token`, `sessionId` as `normalizeParamName` reads them),
  * `lang`/`format` removed (keyed on their negotiated values), `True`/`FALSE` lower-cased, DTO booleans and
  * lists normalised, then sorted by name. The sort is stable, so repeated values keep their order (it may
  * matter to the upstream); only the order of different names is ignored.
@@ -65,7 +68,7 @@ export function canonicalQuery(pairs: QueryPairs, rules: KeyRules = NO_RULES): s
   const items: Array<[string, string]> = [];
   for (const [k, v] of pairs) {
     const base = baseName(k);
-    if (CREDENTIAL_PARAMS.has(base.toLowerCase()) || NEGOTIATED.has(k)) continue;
+    if (isCredential(k) || NEGOTIATED.has(k)) continue;
     if (rules.lists.has(base)) {
       for (const part of v.split(',')) items.push([base, part.trim()]);
       continue;

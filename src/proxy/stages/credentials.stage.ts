@@ -1,11 +1,14 @@
 import { GatewayError } from '../../core/errors/gateway-error.js';
-import { baseName } from '../../core/http/query-string.js';
 import type { Stage, UpstreamCredentials } from '../pipeline.types.js';
+import { credentialStrip } from './credential-strip.js';
 
 export interface CredentialsStageOptions {
   readonly credentials: UpstreamCredentials;
-  /** Query parameter names (case-insensitive, `k[0]` counts as `k`) that may carry a consumer credential. */
-  readonly stripQuery: readonly string[];
+  /**
+   * Parameter names that may carry a consumer credential, stripped from the query and from write bodies as
+   * any vendor stack would read them (case, `k[0]`, leading spaces, NUL tails…: `normalizeParamName`).
+   */
+  readonly stripParams: readonly string[];
   /** Headers that may carry a consumer credential; removed even if an earlier stage let them in. */
   readonly stripHeaders: readonly string[];
 }
@@ -16,14 +19,14 @@ export interface CredentialsStageOptions {
  * Echoes of our credential on the way back are the key-echo stage's (outside this one).
  */
 export function credentialsStage(opts: CredentialsStageOptions): Stage {
-  const strip = new Set(opts.stripQuery.map((k) => k.toLowerCase()));
-  if (strip.size === 0) throw new Error('credentialsStage: stripQuery must name the consumer key parameters');
+  if (opts.stripParams.length === 0)
+    throw new Error('credentialsStage: stripParams must name the consumer key parameters');
+  const strip = credentialStrip(opts.stripParams, opts.stripHeaders);
   const { credentials } = opts;
 
   return (next) => {
     const call: typeof next = async (req) => {
-      req.query = req.query.filter(([k]) => !strip.has(baseName(k).toLowerCase()));
-      for (const h of opts.stripHeaders) delete req.headers[h];
+      strip(req);
       await credentials.inject(req);
       const res = await next(req);
       credentials.onAccepted?.(req);
