@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // Checks docker-compose.yml with the real Compose tool (`docker compose` v2, or Debian's `docker-compose`):
-//  1. `config` passes when every required secret is set (placeholders here) and renders them from the env;
+//  1. `config` passes when every required secret is set (placeholders here) and an env file made from
+//     config/.env.example is given, and renders both into the replicas;
 //  2. `config` fails, naming the variable, when any one of them is missing (secrets are required, no default);
 //  3. the rendered file keeps its promises: Redis plus at least two gateway replicas, one published port,
-//     health checks, read-only root filesystems, no new privileges, no capabilities, replicas on Redis.
+//     health checks, read-only root filesystems, no new privileges, no capabilities, replicas on Redis,
+//     /metrics behind its token, and a Prometheus service scraping both replicas.
 // Usage: node scripts/check-compose.mjs   (npm run compose:check; .ci/run runs it)
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,14 +18,19 @@ const FILE = join(ROOT, 'docker-compose.yml');
 
 /** Secrets and deployment paths the file must refuse to render without. */
 const REQUIRED = [
-  'UPSTREAM_MACRO_TOKEN',
-  'UPSTREAM_COMPANY_TOKEN',
-  'UPSTREAM_DOCUMENTS_TOKEN',
-  'UPSTREAM_DEALS_TOKEN',
   'ATRIUM_OPERATOR_TOKEN',
+  'ATRIUM_METRICS_TOKEN',
   'REDIS_PASSWORD',
   'ATRIUM_CONSUMERS_FILE_HOST',
 ];
+/** Vendor keys travel in the env file (the gateway names a missing one at boot): filled in as an operator would. */
+const FROM_ENV_FILE = {
+  UPSTREAM_MACRO_TOKEN: 'placeholder-macro-key-0123456789',
+  UPSTREAM_COMPANY_TOKEN: 'placeholder-company-key-0123456789',
+  UPSTREAM_DOCUMENTS_TOKEN: 'placeholder-documents-key-0123456789',
+  UPSTREAM_DEALS_TOKEN: 'placeholder-deals-key-0123456789',
+  ATRIUM_ADMIN_TOKEN: 'placeholder-admin-token-0123456789',
+};
 
 const failures = [];
 const check = (ok, what) => {
@@ -45,13 +52,23 @@ function findTool() {
 const tool = findTool();
 console.log(`Checking ${FILE} with ${tool.name}`);
 // An empty env file: a developer's .env must not satisfy the "required" checks.
-const emptyEnv = join(mkdtempSync(join(tmpdir(), 'atrium-compose-')), 'empty.env');
+const dir = mkdtempSync(join(tmpdir(), 'atrium-compose-'));
+const emptyEnv = join(dir, 'empty.env');
 writeFileSync(emptyEnv, '');
+// The replicas' env file, made from the example as an operator would: every `KEY=` filled where we have a value.
+const exampleEnv = join(dir, 'atrium.env');
+writeFileSync(
+  exampleEnv,
+  readFileSync(join(ROOT, 'config/.env.example'), 'utf8').replace(/^([A-Z0-9_]+)=.*$/gm, (line, key) =>
+    key in FROM_ENV_FILE ? `${key}=${FROM_ENV_FILE[key]}` : line,
+  ),
+);
 
 function baseEnv() {
   const env = {};
   for (const [k, v] of Object.entries(process.env))
     if (!REQUIRED.includes(k) && !/^(UPSTREAM_|ATRIUM_|REDIS_|COMPOSE_)/.test(k)) env[k] = v;
+  env.ATRIUM_ENV_FILE = exampleEnv;
   return env;
 }
 const placeholders = Object.fromEntries(
@@ -139,12 +156,31 @@ for (const g of gateways) {
     `${g}: REDIS_URL points at the redis service`,
   );
   check(env.ATRIUM_SANDBOX === 'off', `${g}: sandbox off`);
-  for (const name of REQUIRED.filter((k) => k.startsWith('UPSTREAM_') || k === 'ATRIUM_OPERATOR_TOKEN'))
-    check(env[name] === placeholders[name], `${g}: ${name} comes from the environment`);
+  for (const name of ['ATRIUM_OPERATOR_TOKEN', 'ATRIUM_METRICS_TOKEN'])
+    check(env[name] === placeholders[name], `${g}: ${name} comes from the environment (required)`);
+  for (const [name, value] of Object.entries(FROM_ENV_FILE))
+    check(env[name] === value, `${g}: ${name} comes from the env file`);
+  check(
+    env.UPSTREAM_MACRO_BASE_URL === 'https://api.ceicdata.com/v2',
+    `${g}: settings of the example env file reach it (UPSTREAM_MACRO_BASE_URL)`,
+  );
   check(
     (env.REDIS_URL ?? '').includes(placeholders.REDIS_PASSWORD),
     `${g}: the Redis password comes from the environment`,
   );
+}
+
+const prom = services.prometheus;
+check(prom !== undefined, 'a prometheus service');
+if (prom) {
+  check((prom.ports ?? []).length === 0, 'prometheus: not published');
+  check(
+    prom.environment?.ATRIUM_METRICS_TOKEN === placeholders.ATRIUM_METRICS_TOKEN,
+    'prometheus: has the metrics token',
+  );
+  const promConfig = readFileSync(join(ROOT, 'config/compose/prometheus.yml'), 'utf8');
+  for (const g of gateways) check(promConfig.includes(`'${g}:3000'`), `prometheus scrapes ${g}`);
+  check(/credentials_file:/.test(promConfig), 'prometheus sends the metrics token');
 }
 
 console.log(failures.length ? `\n${failures.length} compose check(s) failed` : '\ncompose checks passed');

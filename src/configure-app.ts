@@ -7,6 +7,7 @@ import type { AtriumConfig } from './config/atrium-config.js';
 import { CorsPolicy } from './core/cors/cors.policy.js';
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
+import { AllowedMethods } from './core/http/allowed-methods.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
 import { setupDocs } from './docs/docs.setup.js';
 import { RequestObserver } from './metrics/request-observer.js';
@@ -73,6 +74,10 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const fastify = app.getHttpAdapter().getInstance();
   const filter = app.get(GatewayExceptionFilter);
   const cors = app.get(CorsPolicy);
+  // Routes are registered at init, after this: a wrong method on a known path becomes a 405 with `Allow`.
+  const allowed = new AllowedMethods();
+  fastify.addHook('onRoute', (r) => allowed.add(r.method, r.url ?? r.path));
+  filter.useAllowedMethods(allowed);
   // Request metrics and the one log line per request, from one onResponse hook.
   app.get(RequestObserver).install(fastify);
 

@@ -34,7 +34,11 @@ async function bootstrap(): Promise<void> {
   const mode = env.ATRIUM_SANDBOX ?? 'auto';
   const missing = unconfiguredUpstreams(env);
   let sandbox: Sandbox | undefined;
-  const sandboxed = mode === 'off' ? [] : mode === 'on' ? [...UPSTREAM_NAMES] : missing;
+  // `auto` fakes the vendors only when nothing at all is configured (a bare `npm start`): beside any real
+  // upstream or a consumers file, fake data would reach real consumers, so the boot fails naming what is
+  // missing instead (issue 12).
+  const bare = missing.length === UPSTREAM_NAMES.length && !env.ATRIUM_CONSUMERS_FILE;
+  const sandboxed = mode === 'on' ? [...UPSTREAM_NAMES] : mode === 'auto' && bare ? missing : [];
   if (sandboxed.length > 0) {
     // Sandbox mode: the built-in fakes play the vendors on loopback.
     sandbox = await startSandbox();

@@ -293,7 +293,9 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       continue;
     }
     if (!u.BASE_URL) {
-      problems.push(`${prefix}BASE_URL (not set; or run in sandbox mode)`);
+      problems.push(
+        `${prefix}BASE_URL (not set: every interface needs its vendor URL and key; ATRIUM_SANDBOX=on fakes all four)`,
+      );
       continue;
     }
     const login = name === 'documents' || name === 'deals';
@@ -410,7 +412,7 @@ function limitsOf(u: UpstreamEnv, defaultRetryAfterSeconds: number): UpstreamLim
   };
 }
 
-/** Upstreams with no base URL configured: in sandbox mode these are served by the built-in fakes. */
+/** Upstreams with no base URL configured (all four → a bare start: `ATRIUM_SANDBOX=auto` fakes them). */
 export function unconfiguredUpstreams(env: Env): UpstreamName[] {
   return UPSTREAM_NAMES.filter((n) => !env[`UPSTREAM_${n.toUpperCase()}_BASE_URL`]);
 }

@@ -292,7 +292,7 @@ const SCRIPT = `
   function render(s) {
     var inst = s.instance;
     var status = document.getElementById('status');
-    status.className = 'pill ' + (inst.status === 'ok' ? 'ok' : inst.status === 'degraded' ? 'bad' : '');
+    status.className = 'pill ' + (inst.status === 'ok' ? 'ok' : inst.status === 'degraded' || inst.status === 'unready' ? 'bad' : '');
     status.textContent = 'ready: ' + inst.status;
     var redis = document.getElementById('redis');
     redis.className = 'pill ' + (inst.redis === 'ok' ? 'ok' : inst.redis === 'down' ? 'bad' : '');

@@ -82,7 +82,7 @@ export interface ConsoleState {
   instance: {
     id: string;
     uptimeSeconds: number;
-    status: 'ok' | 'degraded' | 'unknown';
+    status: 'ok' | 'degraded' | 'unready' | 'unknown';
     sandbox: boolean;
     redis: 'ok' | 'down' | 'off';
   };

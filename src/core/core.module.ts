@@ -1,7 +1,7 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { Consumer } from './auth/consumer.js';
-import { ConsumerAuthGuard, CONSUMER_STORE } from './auth/consumer-auth.guard.js';
+import { ConsumerAuthGuard, CONSUMER_STORE, UpstreamAccessGuard } from './auth/consumer-auth.guard.js';
 import { ConsumerStore } from './auth/consumer-store.service.js';
 import { ErrorShapeRegistry } from './errors/error-shape.registry.js';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter.js';
@@ -21,9 +21,11 @@ export class CoreModule {
         SecretRedactor,
         ErrorShapeRegistry,
         { provide: CONSUMER_STORE, useValue: new ConsumerStore(consumers) },
-        // Global guards run in this order: who is calling, then that consumer's quota.
+        // Global guards run in this order: who is calling, that consumer's quota (its headers go on every
+        // answer, 403 included), then what the consumer may use.
         { provide: APP_GUARD, useClass: ConsumerAuthGuard },
         { provide: APP_GUARD, useExisting: ConsumerThrottlerGuard },
+        { provide: APP_GUARD, useClass: UpstreamAccessGuard },
         GatewayExceptionFilter,
         { provide: APP_FILTER, useExisting: GatewayExceptionFilter },
       ],

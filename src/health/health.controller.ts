@@ -18,12 +18,15 @@ export class HealthController {
     return { status: 'ok' };
   }
 
-  /** Readiness: config loaded, each upstream reachable (a TCP connect, no quota spent), Redis if configured. */
+  /**
+   * Readiness: 503 only when this replica cannot serve (a required check, shutting down); upstreams in
+   * trouble are reported per upstream (`degraded`) with 200. Reachability is a TCP connect, no quota spent.
+   */
   @Get('ready')
   async ready(@Res() reply: FastifyReply): Promise<void> {
     const report = await this.readiness.check();
     void reply
-      .code(report.status === 'ok' ? 200 : 503)
+      .code(report.ready ? 200 : 503)
       .header('cache-control', 'no-store')
       .send({ ...report, sandbox: Object.values(this.config.upstreams).some((u) => u.sandbox) });
   }

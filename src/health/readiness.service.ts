@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { connect } from 'node:net';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { ProxyService } from '../proxy/proxy.service.js';
@@ -14,6 +14,8 @@ export const READINESS_CONTRIBUTORS = Symbol('ReadinessContributors');
 
 export interface UpstreamReadiness {
   name: string;
+  /** The vendor cannot be used right now (unreachable, breaker open, in cooldown, login backing off). */
+  degraded: boolean;
   reachable: boolean;
   sandbox: boolean;
   latencyMs?: number;
@@ -37,9 +39,27 @@ function tcpProbe(origin: string, timeoutMs: number): Promise<{ ok: boolean; ms:
   });
 }
 
+/** Why an upstream is degraded, from its facts: never a reason to take this replica out of service. */
+function isDegraded(u: UpstreamReadiness): boolean {
+  const session = u.session as { state?: string } | undefined;
+  return (
+    !u.reachable ||
+    u.breaker === 'open' ||
+    (typeof u.cooldownRemainingSeconds === 'number' && u.cooldownRemainingSeconds > 0) ||
+    session?.state === 'backoff'
+  );
+}
+
+/**
+ * Readiness as a load balancer's probe needs it: `ready: false` (503) only when this replica cannot serve
+ * (a required check failed, shutting down). A vendor in trouble is the same on every replica, so it is
+ * reported (`degraded`) but never makes the replica unready: pulling the whole fleet because one vendor of
+ * four is down would take the other three down too.
+ */
 @Injectable()
-export class ReadinessService {
+export class ReadinessService implements BeforeApplicationShutdown {
   private readonly contributors: ReadinessContributor[] = [];
+  private shuttingDown = false;
 
   constructor(
     private readonly proxy: ProxyService,
@@ -57,8 +77,14 @@ export class ReadinessService {
     this.upstreamFacts.push(fn);
   }
 
+  /** Draining: the load balancer should stop sending new requests here. */
+  beforeApplicationShutdown(): void {
+    this.shuttingDown = true;
+  }
+
   async check(): Promise<{
-    status: 'ok' | 'degraded';
+    ready: boolean;
+    status: 'ok' | 'degraded' | 'unready';
     upstreams: UpstreamReadiness[];
     checks: Record<string, unknown>;
   }> {
@@ -67,17 +93,20 @@ export class ReadinessService {
         const probe = await tcpProbe(transport.origin, 1000);
         const out: UpstreamReadiness = {
           name: def.name,
+          degraded: false,
           reachable: probe.ok,
           sandbox: this.config.upstreams[def.name as keyof AtriumConfig['upstreams']]?.sandbox ?? false,
           latencyMs: probe.ms,
         };
         if (probe.error) out.error = probe.error;
         for (const f of this.upstreamFacts) Object.assign(out, f(def.name));
+        out.degraded = isDegraded(out);
         return out;
       }),
     );
     const checks: Record<string, unknown> = { config: { ok: true } };
-    let ok = upstreams.every((u) => u.reachable);
+    if (this.shuttingDown) checks.shutdown = { ok: false };
+    let ok = !this.shuttingDown;
     for (const c of this.contributors) {
       try {
         const r = await c.check();
@@ -88,6 +117,7 @@ export class ReadinessService {
         ok = false;
       }
     }
-    return { status: ok ? 'ok' : 'degraded', upstreams, checks };
+    const status = !ok ? 'unready' : upstreams.some((u) => u.degraded) ? 'degraded' : 'ok';
+    return { ready: ok, status, upstreams, checks };
   }
 }

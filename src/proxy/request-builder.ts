@@ -97,19 +97,29 @@ export function buildProxyRequest(
     format = f;
   }
 
+  // Never a JSON answer to a request that accepts only XML: an upstream without XML refuses it here.
+  if (format === 'xml' && def.formats && !def.formats.includes('xml'))
+    throw new GatewayError('UNSUPPORTED_FORMAT', {
+      parameter: formatParam ? 'format' : 'Accept',
+      message: `${def.title} answers in JSON only.`,
+    });
+
   let lang: string | undefined;
+  let langGiven: string | undefined;
   if (def.languages) {
     const fallback = def.defaultLanguage ?? def.languages[0];
     const langParam = q.lang;
     if (Array.isArray(langParam))
       throw new GatewayError('VALIDATION_FAILED', { parameter: 'lang', message: 'lang must be given once.' });
-    if (langParam !== undefined && langParam !== '') {
-      if (!def.languages.includes(langParam))
+    // Same rule as `format`: any case, and empty is the same as absent.
+    const wanted = typeof langParam === 'string' ? langParam.trim().toLowerCase() : undefined;
+    if (wanted) {
+      if (!def.languages.includes(wanted))
         throw new GatewayError('VALIDATION_FAILED', {
           parameter: 'lang',
           message: `lang must be one of ${def.languages.join(', ')}.`,
         });
-      lang = langParam;
+      lang = langGiven = wanted;
     } else lang = negotiateLanguage(header(req, 'accept-language'), def.languages, fallback);
   }
 
@@ -123,6 +133,11 @@ export function buildProxyRequest(
     'x-request-id': String(req.id),
   };
   if (lang) headers['accept-language'] = lang;
+  else if (!def.languages) {
+    // An upstream without language handling gets the client's preference as sent (it may localise).
+    const acceptLanguage = header(req, 'accept-language');
+    if (acceptLanguage) headers['accept-language'] = acceptLanguage;
+  }
   let body: Buffer | undefined;
   if (route.method !== 'GET' && Buffer.isBuffer(req.body) && req.body.length > 0) {
     body = req.body;
@@ -135,7 +150,10 @@ export function buildProxyRequest(
     route,
     method: route.method,
     path,
-    query: queryPairsOf(req).slice(),
+    query:
+      langGiven === undefined
+        ? queryPairsOf(req).slice()
+        : queryPairsOf(req).map(([k, v]): [string, string] => (k === 'lang' ? [k, langGiven] : [k, v])),
     headers,
     body,
     consumerId: consumer.id,

@@ -21,6 +21,8 @@ export interface UpstreamDefinition {
   /** Language codes the upstream supports; `lang` outside them is a 400. Absent → no language handling. */
   readonly languages?: readonly string[];
   readonly defaultLanguage?: string;
+  /** Answer formats the upstream can give; absent → json and xml. XML asked of a JSON-only one → 415. */
+  readonly formats?: readonly ('json' | 'xml')[];
   readonly errorMapper: UpstreamErrorMapper;
   readonly credentials: UpstreamCredentials;
   readonly transport: Omit<TransportOptions, 'upstream' | 'title'>;

@@ -124,14 +124,24 @@ describe('cache key canonicalisation', () => {
     }
   });
 
-  it('keys on the negotiated lang and format, not on how they were spelt', () => {
-    const header = keyOf({ lang: 'en', format: 'json' });
-    expect(keyOf({ lang: 'en', format: 'json', query: [['lang', 'en']] }).full).toBe(header.full);
-    expect(keyOf({ lang: 'en', format: 'json', query: [['format', 'json']] }).full).toBe(header.full);
-    expect(keyOf({ lang: 'zh' }).full).not.toBe(header.full);
-    expect(keyOf({ format: 'xml' }).full).not.toBe(header.full);
-    // Forms the request builder does not read as lang/format reach the upstream: they stay in the key.
-    expect(keyOf({ query: [['Lang', 'zh']] }).full).not.toBe(header.full);
+  it('keys on what reaches the upstream: lang and format in the query, and the upstream-bound headers', () => {
+    const header = keyOf({ headers: { 'accept-language': 'en', accept: 'application/json' } });
+    // The query is forwarded: `?lang=en` reaches the upstream differently from the header alone (issue 12).
+    expect(
+      keyOf({ headers: { 'accept-language': 'en', accept: 'application/json' }, query: [['lang', 'en']] })
+        .full,
+    ).not.toBe(header.full);
+    expect(keyOf({ headers: { 'accept-language': 'zh', accept: 'application/json' } }).full).not.toBe(
+      header.full,
+    );
+    expect(keyOf({ headers: { 'accept-language': 'en', accept: 'application/xml' } }).full).not.toBe(
+      header.full,
+    );
+    expect(keyOf({ query: [['Lang', 'zh']] }).full).not.toBe(keyOf({}).full);
+    // Tracing never splits the cache.
+    expect(
+      keyOf({ headers: { 'accept-language': 'en', accept: 'application/json', 'x-request-id': 'abc' } }).full,
+    ).toBe(header.full);
   });
 
   it('normalises booleans: True/TRUE/true everywhere, 1/0 where the DTO declares a boolean', () => {

@@ -126,6 +126,13 @@ describe('macro interface end to end', () => {
       ['/macro/feeds?limit=1&limit=2', 'limit'],
       ['/macro/feeds?offset=-1', 'offset'],
       ['/macro/feeds?offset=1.5', 'offset'],
+      // issue 12 item 5: numbers the vendor may read differently are refused, not forwarded.
+      ['/macro/feeds?limit=%2B5', 'limit'],
+      ['/macro/feeds?limit=1e2', 'limit'],
+      ['/macro/feeds?limit=%205', 'limit'],
+      ['/macro/feeds?limit=0x10', 'limit'],
+      ['/macro/feeds?offset=1.0', 'offset'],
+      ['/macro/feeds?offset=1e1', 'offset'],
       ['/macro/feeds?created_after=2024-13-01', 'created_after'],
       ['/macro/feeds?created_after=yesterday', 'created_after'],
       ['/macro/feeds?created_before=2024-02-30', 'created_before'],
@@ -173,6 +180,24 @@ describe('macro interface end to end', () => {
       const res = await get(path, bearer());
       expect(res.status).toBe(200);
       expect(fake.requests).toHaveLength(1);
+    });
+
+    it('issue 12 item 5: one rule for lang and format: any case, empty is absent; lang reaches the vendor in lower case', async () => {
+      for (const path of [
+        '/macro/feeds?lang=EN',
+        '/macro/feeds?format=XML',
+        '/macro/feeds?lang=',
+        '/macro/feeds?format=',
+      ]) {
+        fake.reset();
+        const res = await get(path, bearer());
+        expect([path, res.status]).toEqual([path, 200]);
+        expect(fake.requests).toHaveLength(1);
+      }
+      fake.reset();
+      await get('/macro/layout/tables/TB1207?lang=ZH', bearer());
+      expect(fake.requests[0].headers['accept-language']).toBe('zh');
+      expect(fake.requests[0].query).toContainEqual(['lang', 'zh']);
     });
 
     it('forwards the query as sent, minus credentials', async () => {
@@ -255,8 +280,40 @@ describe('macro interface end to end', () => {
       expect(res.status).toBe(status);
       const body = res.json();
       expect(body.error).toMatchObject({ code, status, upstream: 'macro', upstreamStatus });
-      expect(body.errors).toMatchObject({ status, code });
+      // The vendor's own code where it sent one (issue 12 item 8), never for a rejection of our key.
+      expect(body.errors).toMatchObject({
+        status,
+        code: upstreamStatus === 401 ? code : (body.error.upstreamCode ?? code),
+      });
       expect(res.text).not.toContain(UPSTREAM_TOKEN);
+    });
+
+    it('issue 12 item 8: the vendor-shaped errors.code carries the vendor code; error.code the gateway one', async () => {
+      fake.behave({
+        failWith: {
+          status: 400,
+          body: { errors: { status: 400, code: 'INVALID_SERIES_ID', message: 'Invalid series id' } },
+          times: 1,
+        },
+      });
+      const res = await get('/macro/dictionary/units', bearer());
+      expect(res.status).toBe(400);
+      const body = res.json();
+      expect(body.errors).toMatchObject({ status: 400, code: 'INVALID_SERIES_ID' });
+      expect(body.error).toMatchObject({ code: 'UPSTREAM_BAD_REQUEST', upstreamCode: 'INVALID_SERIES_ID' });
+      // A re-login code of the CEIC facade never reaches a client, whatever the vendor sent.
+      fake.behave({
+        failWith: {
+          status: 401,
+          body: {
+            errors: { status: 401, code: 'MISSED_API_TOKEN', message: 'Please use access token to get data' },
+          },
+          times: 1,
+        },
+      });
+      const auth = await get('/macro/dictionary/units', bearer());
+      expect(auth.status).toBe(502);
+      expect(auth.json().errors).toMatchObject({ status: 502, code: 'UPSTREAM_AUTH_FAILED' });
     });
 
     it('upstream 429 → 429 UPSTREAM_RATE_LIMITED with Retry-After copied', async () => {

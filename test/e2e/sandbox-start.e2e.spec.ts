@@ -52,6 +52,65 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
     expect(text).not.toContain('eighty');
   });
 
+  it('issue 12 item 1: one vendor and a consumers file, ATRIUM_SANDBOX unset: the boot fails naming the missing interfaces, never fakes', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'atrium-'));
+    const file = join(dir, 'consumers.json');
+    const app = testConsumer({ id: 'real-app' });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        consumers: [
+          { id: 'real-app', keyHashes: [app.consumer.keyHashes[0].toString('hex')], upstreams: ['company'] },
+        ],
+      }),
+    );
+    const r = spawnSync(process.execPath, ['dist/main.js'], {
+      cwd: join(__dirname, '../..'),
+      env: cleanEnv({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        ATRIUM_CONSUMERS_FILE: file,
+        UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9/v2',
+        UPSTREAM_MACRO_TOKEN: 'sbx_macro_token_never_printed',
+      }),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    const text = r.stdout + r.stderr;
+    expect(text).not.toContain('SANDBOX MODE');
+    expect(r.status).toBe(1);
+    for (const name of ['COMPANY', 'DOCUMENTS', 'DEALS']) expect(text).toContain(`UPSTREAM_${name}_BASE_URL`);
+    expect(text).not.toContain('UPSTREAM_MACRO_BASE_URL');
+    expect(text).not.toContain('sbx_macro_token_never_printed');
+  });
+
+  it('issue 12 item 1: ATRIUM_SANDBOX=on still serves fakes beside a consumers file (explicit choice)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atrium-'));
+    const file = join(dir, 'consumers.json');
+    const app = testConsumer({ id: 'sbx-app' });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        consumers: [
+          { id: 'sbx-app', keyHashes: [app.consumer.keyHashes[0].toString('hex')], upstreams: ['company'] },
+        ],
+      }),
+    );
+    const gw = await spawnGateway(
+      cleanEnv({ PORT: '0', HOST: '127.0.0.1', ATRIUM_SANDBOX: 'on', ATRIUM_CONSUMERS_FILE: file }),
+    );
+    try {
+      const res = await http(`${gw.url}/company/dictionary/periods`, {
+        headers: { authorization: `Bearer ${app.key}` },
+      });
+      expect(res.status).toBe(200);
+      expect((await http(`${gw.url}/health/ready`)).json().sandbox).toBe(true);
+    } finally {
+      expect(await gw.stop()).toBe(0);
+    }
+  });
+
   describe('configured upstreams, debug logging', () => {
     let sandbox: Sandbox;
     beforeAll(async () => {

@@ -265,6 +265,28 @@ describe('company interface end to end', () => {
     });
   });
 
+  describe('issue 12 item 5: never a JSON answer to a request that accepts only XML', () => {
+    it.each([
+      ['/company/dictionary/periods?format=xml', {}],
+      ['/company/dictionary/periods', { accept: 'application/xml' }],
+    ])('%s %j → 415 before any upstream call', async (path, headers) => {
+      const res = await http(gw.url + path, {
+        headers: { authorization: `Bearer ${reader.key}`, ...headers },
+      });
+      expect(res.status).toBe(415);
+      // The envelope comes in the format the client asked for.
+      expect(res.text).toContain('<code>UNSUPPORTED_FORMAT</code>');
+      expect(fake.requests).toHaveLength(0);
+    });
+
+    it('JSON or anything is still served', async () => {
+      const res = await http(gw.url + '/company/dictionary/periods', {
+        headers: { authorization: `Bearer ${reader.key}`, accept: 'application/json, application/xml;q=0.5' },
+      });
+      expect(res.status).toBe(200);
+    });
+  });
+
   describe('external_download', () => {
     const id = companies()[1].companyId;
 

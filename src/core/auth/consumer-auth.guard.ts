@@ -16,7 +16,7 @@ declare module 'fastify' {
 
 export const CONSUMER_STORE = Symbol('ConsumerStore');
 
-/** The one global guard: who is calling (401) and may they use this upstream and method (403). */
+/** The first global guard: who is calling (401). UpstreamAccessGuard decides what they may use (403). */
 @Injectable()
 export class ConsumerAuthGuard implements CanActivate {
   constructor(
@@ -36,7 +36,23 @@ export class ConsumerAuthGuard implements CanActivate {
     if (!key) throw new GatewayError('UNAUTHENTICATED');
     const consumer = this.store.authenticate(key);
     if (!consumer) throw new GatewayError('UNAUTHENTICATED', { message: 'The gateway key is not valid.' });
-    const access = this.reflector.get<UpstreamAccessMeta | undefined>(UPSTREAM_ACCESS, handler);
+    req.consumer = consumer;
+    return true;
+  }
+}
+
+/**
+ * May this consumer use this upstream and method (403)? A guard of its own that runs after the quota
+ * guard, so a 403 carries the `RateLimit-*` headers like every other answer to a consumer.
+ */
+@Injectable()
+export class UpstreamAccessGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(ctx: ExecutionContext): boolean {
+    const consumer = ctx.switchToHttp().getRequest<FastifyRequest>().consumer;
+    if (!consumer) return true;
+    const access = this.reflector.get<UpstreamAccessMeta | undefined>(UPSTREAM_ACCESS, ctx.getHandler());
     if (access) {
       if (!consumer.upstreams.has(access.upstream))
         throw new GatewayError('FORBIDDEN', {
@@ -45,7 +61,6 @@ export class ConsumerAuthGuard implements CanActivate {
       if (access.write && !consumer.write)
         throw new GatewayError('FORBIDDEN', { message: `Consumer "${consumer.id}" may not write.` });
     }
-    req.consumer = consumer;
     return true;
   }
 }

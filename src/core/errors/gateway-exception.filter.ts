@@ -7,6 +7,7 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AllowedMethods } from '../http/allowed-methods.js';
 import { wantsXml } from '../http/negotiation.js';
 import { SecretRedactor } from '../logging/secret-redactor.js';
 import type { ErrorCode } from './error-codes.js';
@@ -54,6 +55,7 @@ export function toGatewayError(err: unknown): GatewayError {
 @Injectable()
 export class GatewayExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
+  private allowed?: AllowedMethods;
 
   constructor(
     private readonly shapes: ErrorShapeRegistry,
@@ -65,8 +67,22 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     this.send(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>());
   }
 
+  /** The router's methods per path (configureApp): a router 404 on a path with other methods is a 405. */
+  useAllowedMethods(allowed: AllowedMethods): void {
+    this.allowed = allowed;
+  }
+
   send(exception: unknown, req: FastifyRequest, reply: FastifyReply): void {
-    const err = toGatewayError(exception);
+    let err = toGatewayError(exception);
+    let allow: string[] | undefined;
+    if (err.code === 'NOT_FOUND' && !(exception instanceof GatewayError) && this.allowed) {
+      allow = this.allowed.allowedFor(req.url);
+      if (allow.length > 0 && !allow.includes(req.method))
+        err = new GatewayError('METHOD_NOT_ALLOWED', {
+          message: `Method ${req.method} is not allowed on this path (allowed: ${allow.join(', ')}).`,
+        });
+      else allow = undefined;
+    }
     const requestId = String(req.id);
     if (err.code === 'INTERNAL') {
       this.logger.error(
@@ -83,6 +99,8 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     if (reply.sent) return;
     reply.status(err.status);
     if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
+    if (allow) reply.header('allow', allow.join(', '));
+    if (err.status === 401) reply.header('www-authenticate', 'Bearer realm="atrium"');
     const q = req.query as Record<string, unknown> | undefined;
     const format = typeof q?.format === 'string' ? q.format : undefined;
     if (wantsXml(format, req.headers.accept)) {

@@ -52,14 +52,14 @@ export function keyRulesOf(route: RouteDefinition): KeyRules {
 // As the credentials stage strips them: a parameter the upstream never receives neither varies the answer
 // nor, as it may hold a key, belongs in a cache key.
 const isCredential = paramNameMatcher(CONSUMER_KEY_QUERY_PARAMS);
-/** Negotiated by the request builder (query over header); the key carries the canonical values instead. */
-const NEGOTIATED = new Set(['lang', 'format']);
+/** Upstream-bound headers that cannot change an answer: per-request tracing. */
+const NOT_IN_KEY: ReadonlySet<string> = new Set(['x-request-id']);
 const BOOLEAN_WORD = /^(true|false)$/i;
 const MAX_PATH_IN_KEY = 512;
 
 /**
- * The canonical query: consumer credentials removed (`token`, `sessionId` as `normalizeParamName` reads them),
- * `lang`/`format` removed (keyed on their negotiated values), `True`/`FALSE` lower-cased, DTO booleans and
+ * The canonical query: consumer credentials removed (`token`, `sessionId` as `normalizeParamName` reads them,
+ * as the credentials stage removes them), `True`/`FALSE` lower-cased, DTO booleans and
  * lists normalised, then sorted by name. The sort is stable, so repeated values keep their order (it may
  * matter to the upstream); only the order of different names is ignored.
  */
@@ -68,7 +68,7 @@ export function canonicalQuery(pairs: QueryPairs, rules: KeyRules = NO_RULES): s
   const items: Array<[string, string]> = [];
   for (const [k, v] of pairs) {
     const base = baseName(k);
-    if (isCredential(k) || NEGOTIATED.has(k)) continue;
+    if (isCredential(k)) continue;
     if (rules.lists.has(base)) {
       for (const part of v.split(',')) items.push([base, part.trim()]);
       continue;
@@ -110,10 +110,22 @@ export function scopeOf(upstream: string, credentialId: string, family: string):
   return s;
 }
 
+/** The upstream-bound headers (names are lower case, as the request builder sets them), sorted by name. */
+function headersPart(headers: Readonly<Record<string, string>>): string {
+  const names = Object.keys(headers).filter((n) => !NOT_IN_KEY.has(n));
+  if (names.length > 1) names.sort();
+  let out = '';
+  for (const n of names) out += n + ':' + headers[n] + '\n';
+  return out;
+}
+
 /**
- * The cache key of a request: upstream, method, normalised path, canonical query, canonical lang and format,
- * and the upstream credential id (never a secret). Requests that differ only in the consumer's key, the
- * key's position, parameter order or the spelling of lang/format share a key.
+ * The cache key of a request, derived from what is sent upstream (the request as built, after every vendor
+ * convention, before the credentials stage swaps keys): method, path, canonical query without the
+ * consumer's key, every upstream-bound header but tracing, the wire format and the upstream credential id
+ * (never a secret). So any input that changes what the upstream sees changes the key (issue 12); requests
+ * that differ only in the consumer's key, its position, parameter order or spellings the upstream treats
+ * alike share one.
  */
 export function cacheKeyOf(req: ProxyRequest, ctx: KeyContext): CacheKey {
   const canonical =
@@ -125,8 +137,7 @@ export function cacheKeyOf(req: ProxyRequest, ctx: KeyContext): CacheKey {
     '\n' +
     canonicalQuery(req.query, ctx.rules) +
     '\n' +
-    (req.lang ?? '') +
-    '\n' +
+    headersPart(req.headers) +
     req.format +
     '\n' +
     req.credentialId;

@@ -18,6 +18,8 @@ export function companyDefinition(config: AtriumConfig): UpstreamDefinition {
     prefixes: COMPANY_PREFIXES,
     routes: COMPANY_ROUTES,
     errorMapper: companyErrorMapper,
+    // Only JSON is known of the company interface (upstreams.md §3): XML asked for is a 415, never JSON.
+    formats: ['json'],
     // The vendor takes its key as the `token` query parameter on every call (upstreams.md §3).
     credentials: new QueryTokenCredentials('token', u.token!),
     timeoutMs: u.timeoutMs,

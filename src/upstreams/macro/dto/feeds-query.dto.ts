@@ -1,18 +1,17 @@
-import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, Min } from 'class-validator';
 import { MacroCommonQueryDto } from './macro-common-query.dto.js';
-import { IsSpecDate, ToList } from './query-transforms.js';
+import { IsSpecDate, ToList, ToStrictInt } from './query-transforms.js';
 
 /** GET /feeds (spec §4.2). Validated before any upstream call; the query is forwarded as sent. */
 export class FeedsQueryDto extends MacroCommonQueryDto {
   @IsOptional()
-  @Type(() => Number)
+  @ToStrictInt()
   @IsInt({ message: 'offset must be a whole number ≥ 0' })
   @Min(0, { message: 'offset must be a whole number ≥ 0' })
   offset?: number;
 
   @IsOptional()
-  @Type(() => Number)
+  @ToStrictInt()
   @IsInt({ message: 'limit must be a whole number from 1 to 100' })
   @Min(1, { message: 'limit must be a whole number from 1 to 100' })
   @Max(100, { message: 'limit must be a whole number from 1 to 100' })

@@ -1,6 +1,6 @@
 import { IsBoolean, IsIn, IsOptional, IsString } from 'class-validator';
 import { MACRO_LANGUAGES } from '../macro.constants.js';
-import { ToBoolean } from './query-transforms.js';
+import { ToBoolean, ToLowerOrAbsent } from './query-transforms.js';
 
 /**
  * The common parameters of the fully specified macro operations (spec §4.1). `format` is checked by the
@@ -8,6 +8,7 @@ import { ToBoolean } from './query-transforms.js';
  */
 export class MacroCommonQueryDto {
   @IsOptional()
+  @ToLowerOrAbsent()
   @IsIn(MACRO_LANGUAGES, { message: `lang must be one of ${MACRO_LANGUAGES.join(', ')}` })
   lang?: string;
 

@@ -11,6 +11,21 @@ export const ToBoolean = (): PropertyDecorator =>
     return value;
   });
 
+/**
+ * A whole number written plainly (`5`, `-1`): `+5`, `1e2`, `1.0`, ` 5` or `0x10` stay strings and fail
+ * `@IsInt`, because the vendor may read them differently from how `Number()` does (issue 12).
+ */
+export const ToStrictInt = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value,
+  );
+
+/** One rule for `lang` and `format`: any case, and an empty value is the same as none. */
+export const ToLowerOrAbsent = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? (value.trim() === '' ? undefined : value.trim().toLowerCase()) : value,
+  );
+
 /** `status=ACTIVE,DELETED`, `status=ACTIVE&status=DELETED` and `status[0]=ACTIVE` all give a list. */
 export const ToList = (): PropertyDecorator =>
   Transform(({ value }: { value: unknown }) => {
