@@ -1,25 +1,61 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyHttpOptions,
+  FastifyRequest,
+} from 'fastify';
 import type { AtriumConfig } from './config/atrium-config.js';
 import { CorsPolicy } from './core/cors/cors.policy.js';
+import { answerWhatNodeRefuses, handleClientError } from './core/errors/client-error.js';
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
 import { AllowedMethods } from './core/http/allowed-methods.js';
+import { drainAfterEarlyAnswer } from './core/http/early-answer-drain.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
 import { setupDocs } from './docs/docs.setup.js';
 import { RequestObserver } from './metrics/request-observer.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * The exception filter of each app, for the router's own refusals (`frameworkErrors`): the adapter is built
+ * before the app, so configureApp plugs the filter in here, keyed by the Fastify instance.
+ */
+const frameworkErrorFilters = new WeakMap<FastifyInstance, GatewayExceptionFilter>();
+
+/** The router's refusals, before any hook ran: a path that is not valid percent-encoding, an overlong segment. */
+function frameworkError(err: FastifyError): GatewayError {
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return new GatewayError('URI_TOO_LONG', { message: 'A path segment of the request URL is too long.' });
+  if (err.code === 'FST_ERR_BAD_URL')
+    return new GatewayError('VALIDATION_FAILED', {
+      parameter: 'path',
+      message: 'The path is not valid percent-encoded UTF-8.',
+    });
+  return new GatewayError('VALIDATION_FAILED', { parameter: 'path', cause: err });
+}
+
 /** Fastify as the gateway needs it: long GET queries, exact paths, raw bodies, safe request ids. */
 export function createAdapter(config: Pick<AtriumConfig, 'bodyLimitBytes'>): FastifyAdapter {
-  return new FastifyAdapter({
+  const options: FastifyHttpOptions<Server> = {
     bodyLimit: config.bodyLimitBytes,
-    // Long GET queries (EMIS usage reports) need more than Node's default 16 KiB of headers.
-    http: { maxHeaderSize: 64 * 1024 },
+    // Long GET queries (EMIS usage reports) need more than Node's default 16 KiB of headers. Node's own
+    // Host check answers outside the envelope; the onRequest hook checks it instead.
+    http: { maxHeaderSize: 64 * 1024, requireHostHeader: false },
+    // Every refusal is the one envelope with an x-request-id: what node's parser refuses (clientError) and
+    // what the router refuses before any hook runs (frameworkErrors), as well as everything after.
+    clientErrorHandler: handleClientError,
+    frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+      void reply.header('x-request-id', req.id);
+      const filter = frameworkErrorFilters.get(req.server);
+      if (filter) filter.send(frameworkError(err), req, reply);
+      else void reply.code(500).send();
+    },
     routerOptions: {
       ignoreTrailingSlash: true,
       // Vendor clients send `news//Search/query/`.
@@ -36,7 +72,8 @@ export function createAdapter(config: Pick<AtriumConfig, 'bodyLimitBytes'>): Fas
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     logger: false,
-  });
+  };
+  return new FastifyAdapter(options);
 }
 
 const ENCODED_SEPARATOR = /%(2f|5c|00)/i;
@@ -74,6 +111,8 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const fastify = app.getHttpAdapter().getInstance();
   const filter = app.get(GatewayExceptionFilter);
   const cors = app.get(CorsPolicy);
+  frameworkErrorFilters.set(fastify, filter);
+  answerWhatNodeRefuses(fastify.server);
   // Routes are registered at init, after this: a wrong method on a known path becomes a 405 with `Allow`.
   const allowed = new AllowedMethods();
   fastify.addHook('onRoute', (r) => allowed.add(r.method, r.url ?? r.path));
@@ -89,6 +128,17 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
     void reply.header('x-request-id', req.id);
     // CORS first: preflights are answered here (no auth, no upstream), and refusals stay readable.
     if (!cors.onRequest(req, reply, (err) => filter.send(err, req, reply))) return;
+    if (req.headers.host === undefined && req.raw.httpVersion === '1.1') {
+      filter.send(
+        new GatewayError('VALIDATION_FAILED', {
+          parameter: 'Host',
+          message: 'An HTTP/1.1 request needs a Host header.',
+        }),
+        req,
+        reply,
+      );
+      return;
+    }
     if (!pathIsSafe(req.url)) {
       filter.send(
         new GatewayError('VALIDATION_FAILED', {
@@ -110,8 +160,15 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
     closing = true;
     done();
   });
-  fastify.addHook('onSend', (_req: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
+  fastify.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
     if (closing) void reply.header('connection', 'close');
+    else if (reply.statusCode >= 400 && !req.raw.complete) {
+      // Answered before the body was read (413 over the limit): Fastify would close at once and reset a
+      // client still writing. The rest is read and dropped instead, within bounds, so the client sees this
+      // answer and the connection may stay open.
+      reply.removeHeader('connection');
+      drainAfterEarlyAnswer(req.raw);
+    }
     done(null, payload);
   });
 

@@ -13,6 +13,7 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
+import { RETRY_AFTER_CEILING_SECONDS } from '../core/http/retry-after.js';
 
 /** The upstream interfaces Atrium fronts; each has an `UPSTREAM_<NAME>_*` config namespace. */
 export const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -158,8 +159,11 @@ class UpstreamEnv {
   @Type(() => Number) @IsNumber() @Min(0) @Max(1) RETRY_BUDGET_RATIO = 0.2;
   /** Cooldown after an upstream 429 without a usable reset header (default ATRIUM_DEFAULT_RETRY_AFTER_SECONDS). */
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(3600) COOLDOWN_DEFAULT_SECONDS?: number;
-  /** Upper bound of that default as it doubles on repeated header-less 429s. */
-  @Type(() => Number) @IsInt() @Min(1) @Max(86_400) COOLDOWN_MAX_SECONDS = 600;
+  /**
+   * The longest cooldown after an upstream 429: caps the default as it doubles on repeated header-less 429s,
+   * and the vendor's own `Retry-After` / reset header (an absurd one must not close the upstream for a day).
+   */
+  @Type(() => Number) @IsInt() @Min(1) @Max(RETRY_AFTER_CEILING_SECONDS) COOLDOWN_MAX_SECONDS = 600;
 }
 
 /** The rate-limit shield's settings for one upstream (all derived defaults already applied). */
@@ -185,6 +189,7 @@ export interface UpstreamLimitsConfig {
     readonly maxBackoffMs: number;
     readonly budgetRatio: number;
   };
+  /** `maxSeconds` bounds every cooldown, a vendor's explicit `Retry-After` included. */
   readonly cooldown: { readonly defaultSeconds: number; readonly maxSeconds: number };
 }
 

@@ -1,4 +1,5 @@
 import {
+  RETRY_AFTER_CEILING_SECONDS,
   parseResetValue,
   parseRetryAfterSeconds,
   parseRetryAfterValue,
@@ -71,9 +72,19 @@ describe('Retry-After / RateLimit-Reset parsing (what the cooldown trusts)', () 
       ).toBeUndefined();
     });
 
-    it('caps absurd waits at a day', () => {
-      expect(parseRetryAfterValue('99999999', now)).toBe(86_400);
+    it('caps absurd waits at a day (the limits then apply the configured maximum)', () => {
+      expect(parseRetryAfterValue('99999999', now)).toBe(RETRY_AFTER_CEILING_SECONDS);
       expect(parseRetryAfterValue('Mon, 23 Nov 2099 10:00:00 GMT', now)).toBe(86_400);
+      // Too many digits for a finite number: still the ceiling, never the 1 s of a past date.
+      expect(parseRetryAfterValue('9'.repeat(400), now)).toBe(86_400);
+      expect(parseResetValue('999999999', now)).toBe(86_400);
+      expect(parseResetValue(String(now / 1000 + 10 * 365 * 86_400), now)).toBe(86_400);
+    });
+
+    it('negative or signed values are garbage, not "now"', () => {
+      expect(parseResetValue('-5', now)).toBeUndefined();
+      expect(parseResetValue('+5', now)).toBeUndefined();
+      expect(parseRetryAfterSeconds({ 'retry-after': '-30' }, now)).toBeUndefined();
     });
   });
 });

@@ -125,6 +125,18 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
     expect(e.retryAfterSeconds).toBe(2);
   });
 
+  it('a vendor header is honoured up to the cooldown maximum, never beyond (an absurd one included)', async () => {
+    const l = new UpstreamLimiter(limiterOptions({ burst: 5, maxWaitMs: 5000, aimd: fixedRate }));
+    const near = (await call(l, upstream429(5)).catch((x: unknown) => x)) as GatewayError;
+    expect(near.retryAfterSeconds).toBe(5);
+    await jest.advanceTimersByTimeAsync(5500);
+    const absurd = (await call(l, upstream429(86_400)).catch((x: unknown) => x)) as GatewayError;
+    expect(absurd.retryAfterSeconds).toBe(7); // limiterOptions: cooldown max 7 s
+    expect(l.facts().cooldownRemainingSeconds).toBe(7);
+    await jest.advanceTimersByTimeAsync(7100);
+    await expect(call(l, 'ok')).resolves.toBe('ok');
+  });
+
   it('a repeat only counts while it follows closely; later the default starts over', async () => {
     const l = new UpstreamLimiter(limiterOptions({ burst: 5, maxWaitMs: 5000, aimd: fixedRate }));
     const a = (await call(l, upstream429()).catch((x: unknown) => x)) as GatewayError;
@@ -135,7 +147,9 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
   });
 
   it('429s of calls already in flight do not lower the rate twice or shorten the cooldown', async () => {
-    const l = new UpstreamLimiter(limiterOptions({ burst: 3 }));
+    const l = new UpstreamLimiter(
+      limiterOptions({ burst: 3, cooldown: { defaultSeconds: 2, maxSeconds: 30 } }),
+    );
     const reqs = [proxyRequest(), proxyRequest(), proxyRequest()];
     for (const r of reqs) await l.acquire(r);
     await l.settleError(reqs[0], upstream429(10));

@@ -6,7 +6,12 @@ import { compose } from '../../src/proxy/compose.js';
 import type { Handler, ProxyRequest, RouteDefinition, Stage } from '../../src/proxy/pipeline.types.js';
 import { credentialsStage } from '../../src/proxy/stages/credentials.stage.js';
 import { keyEchoStage } from '../../src/proxy/stages/key-echo.stage.js';
-import { looksLikeJson, normalizeStage } from '../../src/proxy/stages/normalize.stage.js';
+import {
+  isValidBody,
+  looksLikeJson,
+  looksLikeXml,
+  normalizeStage,
+} from '../../src/proxy/stages/normalize.stage.js';
 import { UndiciTransport } from '../../src/proxy/transport/undici.transport.js';
 
 const route: RouteDefinition = { id: 't.get', method: 'GET', path: '/x', family: 'x' };
@@ -149,7 +154,33 @@ describe('looksLikeJson', () => {
     ['{"a":', false],
     ['<html>', false],
     ['', false],
+    ['\ufeff{"a":1}', true],
   ])('%j → %s', (s, ok) => expect(looksLikeJson(Buffer.from(s))).toBe(ok));
+});
+
+describe('looksLikeXml', () => {
+  it.each([
+    ['<a/>', true],
+    ['\ufeff <?xml version="1.0"?><a>1</a>\n', true],
+    ['<a>1</a', false],
+    ['{"a":1}', false],
+    ['', false],
+  ])('%j → %s', (s, ok) => expect(looksLikeXml(Buffer.from(s))).toBe(ok));
+});
+
+describe('isValidBody (what may be cached)', () => {
+  it.each<[string, 'json' | 'xml', boolean]>([
+    ['{"a":[1,2]}', 'json', true],
+    ['\ufeff {"a":"ü"} ', 'json', true],
+    ['{"a":[1,2,]}', 'json', false],
+    ['{"a":1}{"b":2}', 'json', false],
+    ['<html><body>down</body></html>', 'json', false],
+    ['<?xml version="1.0"?><r><a>1</a></r>', 'xml', true],
+    ['<?xml version="1.0"?><r><a>1</a>', 'xml', false],
+    ['<html><p>one<p>two</html>', 'xml', false],
+    ['{"a":1}', 'xml', false],
+    ['   ', 'json', false],
+  ])('%j as %s → %s', (s, format, ok) => expect(isValidBody(Buffer.from(s), format)).toBe(ok));
 });
 
 describe('transport + normalize against misbehaving servers', () => {
@@ -165,6 +196,12 @@ describe('transport + normalize against misbehaving servers', () => {
         const chunk = Buffer.alloc(64 * 1024, 0x20);
         for (let i = 0; i < 40; i++) rs.write(chunk);
         return rs.end('{}');
+      }
+      if (mode === 'file-stall') {
+        // A file answered as JSON (maybe an EMIS error on 200) whose head never completes.
+        rs.writeHead(200, { 'content-type': 'application/json' });
+        rs.write('{"data":');
+        return;
       }
       if (mode === 'malformed') {
         rs.writeHead(200, { 'content-type': 'application/json' });
@@ -232,7 +269,7 @@ describe('transport + normalize against misbehaving servers', () => {
     ['reset', 'UPSTREAM_UNAVAILABLE', 503, 'ECONNRESET'],
     ['hang', 'UPSTREAM_TIMEOUT', 504, undefined],
     ['big', 'UPSTREAM_ERROR', 502, 'RESPONSE_TOO_LARGE'],
-    ['malformed', 'UPSTREAM_ERROR', 502, 'MALFORMED_BODY'],
+    ['malformed', 'UPSTREAM_ERROR', 502, 'INVALID_BODY'],
     ['401', 'UPSTREAM_AUTH_FAILED', 502, 'BAD_KEY'],
     ['500html', 'UPSTREAM_ERROR', 502, undefined],
   ];
@@ -262,6 +299,25 @@ describe('transport + normalize against misbehaving servers', () => {
         retryAfterSeconds: 7,
         upstreamCode: 'TOO_MANY',
       });
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('a structured file whose head stalls → UPSTREAM_TIMEOUT at the deadline, not at the idle timeout', async () => {
+    mode = 'file-stall';
+    const { transport } = pipeline(base, 5000);
+    const h = normalizeStage({
+      upstream: 't',
+      title: 'the test service',
+      mapper: { read: () => ({}), isErrorBody: () => false },
+    })(transport.handler);
+    try {
+      const started = Date.now();
+      await expect(
+        h(req({ route: { ...route, file: true }, deadline: Date.now() + 400 })),
+      ).rejects.toMatchObject({ code: 'UPSTREAM_TIMEOUT', status: 504 });
+      expect(Date.now() - started).toBeLessThan(1500);
     } finally {
       await transport.close();
     }

@@ -7,10 +7,13 @@ export type ErrorCode =
   | 'UPSTREAM_FORBIDDEN'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
+  | 'REQUEST_TIMEOUT'
   | 'PAYLOAD_TOO_LARGE'
+  | 'URI_TOO_LONG'
   | 'UNSUPPORTED_FORMAT'
   | 'CONSUMER_RATE_LIMITED'
   | 'UPSTREAM_RATE_LIMITED'
+  | 'HEADERS_TOO_LARGE'
   | 'INTERNAL'
   | 'UPSTREAM_AUTH_FAILED'
   | 'UPSTREAM_ERROR'
@@ -26,10 +29,13 @@ export const ERROR_STATUS = {
   UPSTREAM_FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
+  URI_TOO_LONG: 414,
   UNSUPPORTED_FORMAT: 415,
   CONSUMER_RATE_LIMITED: 429,
   UPSTREAM_RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   UPSTREAM_AUTH_FAILED: 502,
   UPSTREAM_ERROR: 502,
@@ -46,10 +52,13 @@ export const ERROR_RETRYABLE = {
   UPSTREAM_FORBIDDEN: false,
   NOT_FOUND: false,
   METHOD_NOT_ALLOWED: false,
+  REQUEST_TIMEOUT: false,
   PAYLOAD_TOO_LARGE: false,
+  URI_TOO_LONG: false,
   UNSUPPORTED_FORMAT: false,
   CONSUMER_RATE_LIMITED: true,
   UPSTREAM_RATE_LIMITED: true,
+  HEADERS_TOO_LARGE: false,
   INTERNAL: false,
   UPSTREAM_AUTH_FAILED: false,
   UPSTREAM_ERROR: true,
@@ -66,10 +75,13 @@ export const ERROR_MESSAGE = {
   UPSTREAM_FORBIDDEN: 'The subscription does not cover this data.',
   NOT_FOUND: 'Not found.',
   METHOD_NOT_ALLOWED: 'This method is not allowed on this path.',
+  REQUEST_TIMEOUT: 'The request was not received in time.',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
+  URI_TOO_LONG: 'The request URL is too long.',
   UNSUPPORTED_FORMAT: 'Only json and xml are supported.',
   CONSUMER_RATE_LIMITED: 'This consumer has exceeded its request quota; retry later.',
   UPSTREAM_RATE_LIMITED: 'The data service is rate limiting; retry later.',
+  HEADERS_TOO_LARGE: 'The request headers are too large.',
   INTERNAL: 'An internal gateway error occurred.',
   UPSTREAM_AUTH_FAILED: "The data service rejected the gateway's credentials; operators have been alerted.",
   UPSTREAM_ERROR: 'The data service failed or sent an unreadable answer.',

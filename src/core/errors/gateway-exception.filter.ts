@@ -21,9 +21,12 @@ const HTTP_STATUS_CODE: Record<number, ErrorCode> = {
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
+  408: 'REQUEST_TIMEOUT',
   413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_FORMAT',
   429: 'CONSUMER_RATE_LIMITED',
+  431: 'HEADERS_TOO_LARGE',
 };
 
 /** Any thrown value → GatewayError. Unknown errors become INTERNAL; their cause is logged, not sent. */

@@ -1,7 +1,9 @@
 /**
  * When may a rate-limited caller try again? Reads `Retry-After` (delta seconds or an HTTP date) and the
  * `X-RateLimit-Reset` / `RateLimit-Reset` family (delta seconds, or an epoch timestamp in seconds or ms).
- * Returns whole seconds ≥ 1, or undefined when no header gives a usable answer.
+ * Returns whole seconds in [1, RETRY_AFTER_CEILING_SECONDS], or undefined when no header gives a usable
+ * answer: garbage and negative numbers count as no header (the caller's default applies); a time already
+ * past counts as 1 s. The caller applies its own, lower maximum (the upstream limits' cooldown maximum).
  */
 export function parseRetryAfterSeconds(
   headers: Record<string, string | string[] | undefined>,
@@ -53,12 +55,15 @@ export function parseResetValue(value: string, now: number = Date.now()): number
   return clampSeconds(n);
 }
 
-// A day at most: a longer wait is more likely a misread header than a real instruction.
-const MAX_SECONDS = 86_400;
+/**
+ * The parser's own bound, a day: also the highest value the cooldown maximum may be configured to
+ * (`UPSTREAM_<NAME>_COOLDOWN_MAX_SECONDS`), so no header and no setting can wait longer.
+ */
+export const RETRY_AFTER_CEILING_SECONDS = 86_400;
 
 function clampSeconds(s: number): number {
-  if (!Number.isFinite(s)) return 1;
-  return Math.min(MAX_SECONDS, Math.max(1, Math.ceil(s)));
+  if (!Number.isFinite(s)) return RETRY_AFTER_CEILING_SECONDS;
+  return Math.min(RETRY_AFTER_CEILING_SECONDS, Math.max(1, Math.ceil(s)));
 }
 
 function first(v: string | string[] | undefined): string | undefined {

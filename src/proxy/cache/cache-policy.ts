@@ -31,6 +31,15 @@ export function resolveTtlMs(
   return route.cacheTtlMs;
 }
 
+/**
+ * Whether answers of a route may ever be stored (a config override can set a TTL to 0, never enable one):
+ * a GET with a TTL in the route table that is neither a file nor side-effecting. The normaliser parses such
+ * answers in full before anyone can store them.
+ */
+export function mayCache(route: RouteDefinition): boolean {
+  return route.method === 'GET' && !route.file && !route.sideEffect && route.cacheTtlMs !== undefined;
+}
+
 export function routePolicy(
   upstream: string,
   route: RouteDefinition,
@@ -39,8 +48,7 @@ export function routePolicy(
 ): RoutePolicy {
   if (WRITE_METHODS.has(route.method)) return { kind: 'write', family: route.family };
   // A TTL on a file or side-effecting route is ignored even if a config override names its family.
-  if (route.method !== 'GET' || route.file || route.sideEffect || route.cacheTtlMs === undefined)
-    return { kind: 'bypass' };
+  if (!mayCache(route)) return { kind: 'bypass' };
   const ttlMs = resolveTtlMs(upstream, route, overrides);
   if (!ttlMs || ttlMs <= 0) return { kind: 'bypass' };
   return {

@@ -26,6 +26,10 @@ export interface UpstreamLimiterOptions {
   readonly localShare: number;
   readonly aimd: Omit<AimdOptions, 'configured'>;
   readonly breaker: BreakerOptions;
+  /**
+   * Cooldown after an upstream 429: `defaultSeconds` without a usable reset header (doubling on repeats),
+   * and `maxSeconds`, the longest cooldown of any kind: a vendor's own `Retry-After` is capped at it too.
+   */
   readonly cooldown: { readonly defaultSeconds: number; readonly maxSeconds: number };
   /** The largest route cost of this upstream (checked against the burst at start-up). */
   readonly maxCost: number;
@@ -372,7 +376,12 @@ export class UpstreamLimiter {
 
   /** The vendor said 429: cool the fleet down (its reset, else the growing default) and say until when. */
   private async onUpstream429(err: GatewayError): Promise<GatewayError> {
-    const header = err.retryAfterSeconds;
+    // An absurd header (`Retry-After: 999999999`, a date years ahead) must not shut the upstream for long:
+    // the configured maximum bounds what the vendor asks for, as it bounds the growing default.
+    const header =
+      err.retryAfterSeconds === undefined
+        ? undefined
+        : Math.min(err.retryAfterSeconds, this.o.cooldown.maxSeconds);
     let ms: number | undefined;
     if (this.shared?.ready) {
       try {

@@ -1,9 +1,18 @@
 import { Readable } from 'node:stream';
+import { XMLValidator } from 'fast-xml-parser';
 import type { ErrorCode } from '../../core/errors/error-codes.js';
 import { GatewayError } from '../../core/errors/gateway-error.js';
+import type { WireFormat } from '../../core/http/negotiation.js';
 import { parseRetryAfterSeconds } from '../../core/http/retry-after.js';
+import { mayCache } from '../cache/cache-policy.js';
 import type { TransportResponse } from '../transport/undici.transport.js';
-import type { ProxyResponse, Stage, UpstreamErrorInfo, UpstreamErrorMapper } from '../pipeline.types.js';
+import type {
+  ProxyRequest,
+  ProxyResponse,
+  Stage,
+  UpstreamErrorInfo,
+  UpstreamErrorMapper,
+} from '../pipeline.types.js';
 
 export interface NormalizeOptions {
   readonly upstream: string;
@@ -61,16 +70,79 @@ function clean(text: string | undefined): string | undefined {
 const JSON_START = new Set([0x7b /* { */, 0x5b /* [ */]);
 const JSON_END = new Set([0x7d /* } */, 0x5d /* ] */]);
 
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** First and last non-space byte positions, past a UTF-8 byte-order mark (PHP vendors send one). */
+function trimmedBounds(body: Buffer): [number, number] {
+  let i = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  let j = body.length - 1;
+  while (i <= j && isSpace(body[i])) i++;
+  while (j >= i && isSpace(body[j])) j--;
+  return [i, j];
+}
+
 /**
  * Cheap sanity check of a JSON success body: it must start with `{`/`[` and end with `}`/`]`. Catches
  * truncated and HTML bodies without parsing every answer on the hot path.
  */
 export function looksLikeJson(body: Buffer): boolean {
-  let i = 0;
-  let j = body.length - 1;
-  while (i <= j && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
-  while (j >= i && (body[j] === 0x20 || body[j] === 0x0a || body[j] === 0x0d || body[j] === 0x09)) j--;
+  const [i, j] = trimmedBounds(body);
   return i < j && JSON_START.has(body[i]) && JSON_END.has(body[j]);
+}
+
+/** The XML twin of `looksLikeJson`: starts with `<` and ends with `>`. */
+export function looksLikeXml(body: Buffer): boolean {
+  const [i, j] = trimmedBounds(body);
+  return i < j && body[i] === 0x3c && body[j] === 0x3e;
+}
+
+/** Whether a body is a whole document in the format asked for: JSON.parse, or fast-xml-parser's validator. */
+export function isValidBody(body: Buffer, format: WireFormat): boolean {
+  const [i, j] = trimmedBounds(body);
+  if (i > j) return false;
+  const text = body.toString('utf8', i, j + 1);
+  if (format === 'xml') return XMLValidator.validate(text) === true;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A content type that says the body is in the format asked for (`application/json`, `text/xml`, `…+json`). */
+function typeMatches(contentType: string, format: WireFormat): boolean {
+  return contentType.toLowerCase().includes(format);
+}
+
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,63}$/i;
+
+/**
+ * Why a buffered success body cannot be passed on, or undefined when it can (architecture §13: only valid
+ * answers are served and cached). Every answer gets the cheap checks: a content type of the format asked for
+ * (a missing one is tolerated) and the right first and last byte. Answers that may be stored (a 200 on a
+ * cacheable route) are parsed in full, so a body that merely looks right is never cached; other answers skip
+ * that cost.
+ */
+function invalidBody(
+  req: ProxyRequest,
+  status: number,
+  body: Buffer,
+  contentType: string | undefined,
+): string | undefined {
+  const stored = status === 200 && mayCache(req.route);
+  const format = req.format;
+  const name = format === 'json' ? 'JSON' : 'XML';
+  if (body.length === 0) return stored ? `sent an empty answer where ${name} was expected.` : undefined;
+  if (contentType !== undefined && !typeMatches(contentType, format)) {
+    const type = contentType.split(';')[0].trim();
+    return `sent ${MEDIA_TYPE.test(type) ? type : 'another content type'} where ${name} was asked for.`;
+  }
+  const shaped = format === 'json' ? looksLikeJson(body) : looksLikeXml(body);
+  if (!shaped || (stored && !isValidBody(body, format))) return `sent an answer that is not valid ${name}.`;
+  return undefined;
 }
 
 const STRUCTURED = /json|xml/i;
@@ -101,6 +173,28 @@ async function peek(source: Readable, limit: number): Promise<{ whole?: Buffer; 
     if (!source.destroyed) source.destroy();
   });
   return { stream: out };
+}
+
+/** The deadline passed while a file's head was read. */
+class PeekExpired extends Error {}
+
+/** `peek`, bounded by the call's deadline: past it the source is destroyed (closing the upstream socket). */
+async function peekBy(source: Readable, limit: number, deadline: number): ReturnType<typeof peek> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => {
+        reject(new PeekExpired());
+        source.destroy();
+      },
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  try {
+    return await Promise.race([peek(source, limit), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -149,8 +243,13 @@ export function normalizeStage(opts: NormalizeOptions): Stage {
         if (!opts.mapper.isErrorBody || !contentType || !STRUCTURED.test(contentType)) return res;
         let head: Awaited<ReturnType<typeof peek>>;
         try {
-          head = await peek(res.body, FILE_PEEK_BYTES);
+          head = await peekBy(res.body, FILE_PEEK_BYTES, req.deadline);
         } catch (cause) {
+          if (cause instanceof PeekExpired)
+            throw new GatewayError('UPSTREAM_TIMEOUT', {
+              upstream: opts.upstream,
+              message: `${title} did not answer in time.`,
+            });
           throw new GatewayError('UPSTREAM_ERROR', {
             upstream: opts.upstream,
             upstreamStatus: status,
@@ -166,18 +265,13 @@ export function normalizeStage(opts: NormalizeOptions): Stage {
       const body = res.body;
       if (opts.mapper.isErrorBody?.(body, contentType))
         throw toError(status, res, safeRead(status, body, contentType));
-      if (
-        body.length > 0 &&
-        req.format === 'json' &&
-        contentType !== undefined &&
-        contentType.includes('json') &&
-        !looksLikeJson(body)
-      )
+      const invalid = invalidBody(req, status, body, contentType);
+      if (invalid !== undefined)
         throw new GatewayError('UPSTREAM_ERROR', {
           upstream: opts.upstream,
           upstreamStatus: status,
-          upstreamCode: 'MALFORMED_BODY',
-          message: `${title} sent an answer that is not valid JSON.`,
+          upstreamCode: 'INVALID_BODY',
+          message: `${title} ${invalid}`,
           fromUpstream: true,
         });
       return {

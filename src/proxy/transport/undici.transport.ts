@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import { GatewayError } from '../../core/errors/gateway-error.js';
 import { stringifyQuery } from '../../core/http/query-string.js';
@@ -13,7 +14,9 @@ export interface TransportOptions {
   readonly connections: number;
   readonly keepAliveTimeoutMs: number;
   readonly connectTimeoutMs: number;
+  /** Backstop only: the call's own deadline (`ProxyRequest.deadline`) is what bounds a call. */
   readonly headersTimeoutMs: number;
+  /** Longest gap between two body chunks: after its first chunk, a streamed file has only this bound. */
   readonly bodyTimeoutMs: number;
   /** Cap on a buffered answer, enforced while reading. File routes stream without it. */
   readonly maxResponseBytes: number;
@@ -52,9 +55,17 @@ function validate(o: TransportOptions): URL {
 }
 
 /**
- * The last stage: one undici Pool per upstream (keep-alive), timeouts on connect/headers/body, a size cap
- * enforced while reading, streaming for file routes. Transport failures become typed errors here
- * (refused/reset → 503, timeout → 504, oversize/broken body → 502).
+ * The last stage: one undici Pool per upstream (keep-alive), a size cap enforced while reading, streaming for
+ * file routes. Transport failures become typed errors here (refused/reset → 503, timeout → 504,
+ * oversize/broken body → 502).
+ *
+ * Deadline (architecture §13): one timer of our own per call, armed at `req.deadline`, aborts the undici
+ * request through its `signal`, which closes the socket. undici's per-phase timeouts are no total (its
+ * `bodyTimeout` bounds the gap between chunks, so a trickling body never ends) and fire up to ~0.5 s late
+ * (coarse timers); they stay only as backstops. A buffered answer must be complete by the deadline:
+ * connect, headers and the whole body. A streamed file must have sent its headers and first chunk by then
+ * (so a stalled vendor still gets a clean 504); after that the download may take as long as it keeps moving,
+ * bounded by `bodyTimeoutMs` between chunks (a stall then cuts the client's connection: its 200 is sent).
  */
 export class UndiciTransport {
   private readonly pool: Pool;
@@ -89,6 +100,9 @@ export class UndiciTransport {
     const remaining = req.deadline - Date.now();
     if (remaining <= 0) throw this.timeout();
     const started = performance.now();
+    // Aborting with our own error makes undici reject (or destroy the body) with exactly that error.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(this.timeout()), remaining);
     let res: Dispatcher.ResponseData;
     try {
       res = await this.pool.request({
@@ -96,11 +110,13 @@ export class UndiciTransport {
         path,
         headers: req.headers,
         body: req.body,
-        headersTimeout: Math.min(this.opts.headersTimeoutMs, remaining),
-        bodyTimeout: Math.min(this.opts.bodyTimeoutMs, remaining),
+        signal: abort.signal,
+        headersTimeout: this.opts.headersTimeoutMs,
+        bodyTimeout: this.opts.bodyTimeoutMs,
         // No redirect interceptor: a 3xx comes back as an answer and the normaliser makes it an error.
       });
     } catch (err) {
+      clearTimeout(timer);
       throw this.classify(err);
     }
     const headers: Record<string, string> = {};
@@ -114,6 +130,13 @@ export class UndiciTransport {
       if (v !== undefined) upstreamHeaders[name] = Array.isArray(v) ? v[0] : v;
     }
     if (req.route.file && res.statusCode >= 200 && res.statusCode < 300) {
+      try {
+        await firstChunk(res.body);
+      } catch (err) {
+        throw this.classify(err);
+      } finally {
+        clearTimeout(timer);
+      }
       const len = res.headers['content-length'];
       if (typeof len === 'string') headers['content-length'] = len;
       return {
@@ -124,7 +147,12 @@ export class UndiciTransport {
         upstreamMs: performance.now() - started,
       };
     }
-    const body = await this.readCapped(res);
+    let body: Buffer;
+    try {
+      body = await this.readCapped(res);
+    } finally {
+      clearTimeout(timer);
+    }
     return {
       status: res.statusCode,
       headers,
@@ -207,6 +235,28 @@ export class UndiciTransport {
       cause: err,
     });
   }
+}
+
+/**
+ * Resolves once a body has its first chunk buffered (or has ended), without consuming it: the chunk stays
+ * in the stream for whoever reads it next. Rejects when the body fails first (e.g. our deadline).
+ */
+function firstChunk(body: Readable): Promise<void> {
+  if (body.readableLength > 0 || body.readableEnded) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const settle = (err?: Error): void => {
+      body.off('readable', onReadable);
+      body.off('error', settle);
+      body.off('close', onClose);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onReadable = (): void => settle();
+    const onClose = (): void => settle(body.errored ?? new Error('upstream body closed early'));
+    body.on('readable', onReadable);
+    body.on('error', settle);
+    body.on('close', onClose);
+  });
 }
 
 function capitalise(s: string): string {
