@@ -4355,7 +4355,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Download link of an insight
-   * Answers with a `downloadLink` and its expiry, not the file; the link passes through unchanged.
+   * Answers with a `downloadLink` and its expiry, not the file; a link carrying the vendor key is replaced by a gateway-signed link.
    * `GET /macro/insights/{id}/download/{file_format}`
    */
   macroInsightsDownload(params: Operations["macro.insights.download"]['params'], options?: RequestOptions) {

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
 import { plainToInstance, Type } from 'class-transformer';
 import {
   IsIn,
@@ -107,6 +108,14 @@ class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(0) @Max(86_400) ATRIUM_CORS_MAX_AGE_SECONDS = 600;
   /** Secret: no default. Unset → the operator console is off. */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
+  // Gateway-signed download links (README "Key custody").
+  /** HMAC key of signed links (secret: no default; unset → a random one per process). */
+  @IsOptional() @IsString() @MinLength(32) ATRIUM_LINK_SECRET?: string;
+  @Type(() => Number) @IsInt() @Min(60) @Max(7 * 86_400) ATRIUM_LINK_TTL_SECONDS = 3_600;
+  /** Where consumers reach the gateway, for absolute signed links; unset → root-relative links. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  ATRIUM_PUBLIC_URL?: string;
 }
 
 /** One upstream's settings, read from `UPSTREAM_<NAME>_<FIELD>`. */
@@ -208,6 +217,15 @@ export interface UpstreamConfig {
   readonly sandbox: boolean;
 }
 
+export interface LinksConfig {
+  /** HMAC key: ATRIUM_LINK_SECRET, or random per process when unset (`secretSource` says which). */
+  readonly secret: string;
+  readonly secretSource: 'configured' | 'random';
+  readonly ttlSeconds: number;
+  /** Base of absolute links (no trailing slash); undefined → links are root-relative (`/links/…`). */
+  readonly publicUrl?: string;
+}
+
 export interface AtriumConfig {
   readonly port: number;
   readonly host: string;
@@ -233,6 +251,8 @@ export interface AtriumConfig {
   readonly corsMaxAgeSeconds: number;
   /** The operator console's key; undefined → the console is off. */
   readonly operatorToken?: string;
+  /** Gateway-signed download links that replace vendor links carrying our credential. */
+  readonly links: LinksConfig;
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
 }
 
@@ -350,6 +370,13 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
     batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
     corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
     operatorToken: g.ATRIUM_OPERATOR_TOKEN,
+    links: {
+      // No default secret: a random one signs links that only this process accepts (README "Key custody").
+      secret: g.ATRIUM_LINK_SECRET ?? randomBytes(32).toString('base64url'),
+      secretSource: g.ATRIUM_LINK_SECRET ? 'configured' : 'random',
+      ttlSeconds: g.ATRIUM_LINK_TTL_SECONDS,
+      publicUrl: g.ATRIUM_PUBLIC_URL?.replace(/\/+$/, ''),
+    },
     upstreams,
   };
 }

@@ -1,15 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { CONSUMER_KEY_HEADERS, CONSUMER_KEY_QUERY_PARAMS } from '../core/auth/consumer.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { upstreamMetricsStage } from '../metrics/upstream-metrics.stage.js';
 import { ResponseCache } from './cache/response-cache.service.js';
 import { compose } from './compose.js';
-import { UpstreamLimitsService } from './limits/limits.service.js';
+import { UpstreamLimitsService, type UpstreamLimitStages } from './limits/limits.service.js';
 import { retryStage } from './limits/retry.stage.js';
 import { upstreamLimitStage } from './limits/upstream-limit.stage.js';
-import type { Handler } from './pipeline.types.js';
+import { LinkRewriter } from './links/link-rewriter.js';
+import { LinkSigner } from './links/link-signer.js';
+import type { Handler, Stage } from './pipeline.types.js';
 import { credentialsStage } from './stages/credentials.stage.js';
+import { keyEchoStage } from './stages/key-echo.stage.js';
 import { normalizeStage } from './stages/normalize.stage.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 
@@ -19,6 +22,8 @@ export interface PipelineSettings {
 }
 
 export const PIPELINE_SETTINGS = Symbol('PipelineSettings');
+/** The LinkSigner of gateway-signed download links (README "Key custody"). */
+export const LINK_SIGNER = Symbol('LinkSigner');
 
 /**
  * The order of the pipeline, in one list (stages[0] is outermost; architecture §3). The upstream-limit and
@@ -26,31 +31,85 @@ export const PIPELINE_SETTINGS = Symbol('PipelineSettings');
  */
 @Injectable()
 export class PipelineFactory {
+  /** One limiter per upstream, shared by its pipeline and its signed-link pipeline. */
+  private readonly limitStages = new WeakMap<UpstreamDefinition, UpstreamLimitStages>();
+
   constructor(
     private readonly redactor: SecretRedactor,
     private readonly cache: ResponseCache,
     private readonly limits: UpstreamLimitsService,
     private readonly metrics: GatewayMetrics,
+    @Inject(LINK_SIGNER) private readonly signer: LinkSigner,
   ) {}
 
+  private limitsOf(def: UpstreamDefinition): UpstreamLimitStages {
+    let l = this.limitStages.get(def);
+    if (!l) {
+      l = this.limits.forUpstream(def);
+      this.limitStages.set(def, l);
+    }
+    return l;
+  }
+
+  private keyEcho(def: UpstreamDefinition, links: boolean): Stage {
+    return keyEchoStage({
+      secrets: () => def.credentials.secrets(),
+      redact: (t) => this.redactor.redact(t),
+      links: links
+        ? new LinkRewriter({ upstream: def.name, baseUrl: def.transport.baseUrl, signer: this.signer })
+        : undefined,
+      onScrub: this.metrics.keyEchoScrubRecorder(def.name),
+    });
+  }
+
+  private credentials(def: UpstreamDefinition): Stage {
+    return credentialsStage({
+      credentials: def.credentials,
+      stripParams: CONSUMER_KEY_QUERY_PARAMS,
+      stripHeaders: CONSUMER_KEY_HEADERS,
+    });
+  }
+
+  private normalize(def: UpstreamDefinition): Stage {
+    // No default Retry-After here: the limits decide it (configured default, growing on repeats).
+    return normalizeStage({
+      upstream: def.name,
+      title: def.title,
+      mapper: def.errorMapper,
+      scrub: (t) => this.redactor.redact(t),
+    });
+  }
+
   build(def: UpstreamDefinition, transport: Handler, _settings: PipelineSettings): Handler {
-    const limits = this.limits.forUpstream(def);
+    const limits = this.limitsOf(def);
     return compose(
       [
         this.cache.cacheStage(def),
         this.cache.coalesceStage(def),
         upstreamLimitStage(limits.limit),
-        credentialsStage({
-          credentials: def.credentials,
-          stripParams: CONSUMER_KEY_QUERY_PARAMS,
-          stripHeaders: CONSUMER_KEY_HEADERS,
-          redactor: this.redactor,
-          onScrub: this.metrics.keyEchoScrubRecorder(def.name),
-        }),
+        this.keyEcho(def, true),
+        this.credentials(def),
         retryStage(limits.retry),
         upstreamMetricsStage({ record: this.metrics.upstreamCallRecorder(def.name) }),
-        // No default Retry-After here: the limits decide it (configured default, growing on repeats).
-        normalizeStage({ upstream: def.name, title: def.title, mapper: def.errorMapper }),
+        this.normalize(def),
+      ],
+      transport,
+    );
+  }
+
+  /**
+   * The pipeline behind the upstream's signed links: a streamed GET with our credential, through the same
+   * budget, breaker and scrubbing; never cached, coalesced or retried (the target is a file).
+   */
+  buildLinkHandler(def: UpstreamDefinition, transport: Handler): Handler {
+    const limits = this.limitsOf(def);
+    return compose(
+      [
+        upstreamLimitStage(limits.limit),
+        this.keyEcho(def, false),
+        this.credentials(def),
+        upstreamMetricsStage({ record: this.metrics.upstreamCallRecorder(def.name) }),
+        this.normalize(def),
       ],
       transport,
     );

@@ -1,9 +1,16 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { parseQuery } from '../core/http/query-string.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
+import type { LinkSigner } from './links/link-signer.js';
 import type { Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
-import { PIPELINE_SETTINGS, PipelineFactory, type PipelineSettings } from './pipeline.factory.js';
+import {
+  LINK_SIGNER,
+  PIPELINE_SETTINGS,
+  PipelineFactory,
+  type PipelineSettings,
+} from './pipeline.factory.js';
 import { buildProxyRequest, compileRoute, type CompiledRoute } from './request-builder.js';
 import { UndiciTransport } from './transport/undici.transport.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
@@ -12,7 +19,13 @@ export interface RegisteredUpstream {
   readonly def: UpstreamDefinition;
   readonly handler: Handler;
   readonly transport: UndiciTransport;
+  /** Follows the upstream's signed links (streamed, with our credential). */
+  readonly linkHandler: Handler;
+  readonly linkRoute: RouteDefinition;
 }
+
+/** Who follows a signed link, for the upstream budget's fair queue (links need no gateway key). */
+export const SIGNED_LINK_CONSUMER = 'signed-link';
 
 /**
  * Holds one composed pipeline per upstream (built once, at registration) and forwards requests through it.
@@ -28,6 +41,7 @@ export class ProxyService implements OnApplicationShutdown {
     private readonly pipeline: PipelineFactory,
     private readonly redactor: SecretRedactor,
     @Inject(PIPELINE_SETTINGS) private readonly settings: PipelineSettings,
+    @Inject(LINK_SIGNER) private readonly signer: LinkSigner,
   ) {}
 
   register(def: UpstreamDefinition): void {
@@ -35,7 +49,16 @@ export class ProxyService implements OnApplicationShutdown {
     const transport = new UndiciTransport({ ...def.transport, upstream: def.name, title: def.title });
     const handler = this.pipeline.build(def, transport.handler, this.settings);
     for (const s of def.credentials.secrets()) this.redactor.register(s);
-    this.upstreams.set(def.name, { def, handler, transport });
+    const linkHandler = this.pipeline.buildLinkHandler(def, transport.handler);
+    // A bounded id for metrics and logs; the target itself is signed data, never a route.
+    const linkRoute: RouteDefinition = {
+      id: `${def.name}.signed_link`,
+      method: 'GET',
+      path: '/{signed link}',
+      family: 'links',
+      file: true,
+    };
+    this.upstreams.set(def.name, { def, handler, transport, linkHandler, linkRoute });
     for (const route of def.routes) this.routes.set(route, { ...compileRoute(def, route), handler });
   }
 
@@ -54,6 +77,37 @@ export class ProxyService implements OnApplicationShutdown {
     const consumer = req.consumer;
     if (!consumer) throw new GatewayError('UNAUTHENTICATED');
     return compiled.handler(buildProxyRequest(compiled, req, consumer));
+  }
+
+  /**
+   * Follows a gateway-signed link (README "Key custody"): checks the signature and expiry (403 otherwise),
+   * then GETs the signed target from the upstream with our credential and streams the answer.
+   */
+  async followLink(upstream: string, token: unknown, req: FastifyRequest): Promise<ProxyResponse> {
+    const u = this.upstreams.get(upstream);
+    if (!u) throw new GatewayError('NOT_FOUND', { message: 'No such download link.' });
+    const { target } = this.signer.verify(upstream, token);
+    const q = target.indexOf('?');
+    const accept = req.headers.accept;
+    return u.linkHandler({
+      upstream,
+      route: u.linkRoute,
+      method: 'GET',
+      path: q === -1 ? target : target.slice(0, q),
+      query: q === -1 ? [] : parseQuery(target.slice(q + 1)),
+      headers: {
+        accept: typeof accept === 'string' && accept ? accept : '*/*',
+        'user-agent': 'Atrium-Gateway',
+        'x-request-id': String(req.id),
+      },
+      consumerId: SIGNED_LINK_CONSUMER,
+      requestId: String(req.id),
+      format: 'json',
+      credentialId: u.def.credentials.id,
+      deadline: Date.now() + u.def.timeoutMs,
+      noCache: true,
+      weight: 1,
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {

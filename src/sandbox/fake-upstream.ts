@@ -315,6 +315,13 @@ export class FakeUpstream {
     return this.sockets.size;
   }
 
+  /** Bytes written so far on the connections still open (tests watch backpressure stop a file download). */
+  get bytesWrittenOnOpenConnections(): number {
+    let n = 0;
+    for (const socket of this.sockets) n += socket.bytesWritten;
+    return n;
+  }
+
   /** A copy of the current behaviour. */
   get behaviour(): FakeBehaviour {
     return structuredClone(this.current);

@@ -1,18 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Test } from '@nestjs/testing';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Pool } from 'undici';
-import { AppModule } from '../../src/app.module.js';
-import { loadConfig } from '../../src/config/atrium-config.js';
-import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
-import type { Consumer } from '../../src/core/auth/consumer.js';
-import type { TestConsumer } from '../helpers/consumers.js';
-import type { GatewayHandle } from '../helpers/gateway.js';
+import { eventually as sharedEventually } from '../helpers/eventually.js';
 
 export interface BurstResult {
   status: number;
@@ -66,24 +56,6 @@ export function sha256Hex(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');
 }
 
-/** A consumers file for spawned gateways (keys stored as SHA-256, as in production). */
-export function writeConsumersFile(consumers: readonly TestConsumer[]): string {
-  const dir = mkdtempSync(join(tmpdir(), 'atrium-cache-'));
-  const file = join(dir, 'consumers.json');
-  const doc = {
-    consumers: consumers.map(({ consumer }) => ({
-      id: consumer.id,
-      keyHashes: consumer.keyHashes.map((h) => h.toString('hex')),
-      upstreams: [...consumer.upstreams],
-      write: consumer.write,
-      limits: consumer.limits,
-      weight: consumer.weight,
-    })),
-  };
-  writeFileSync(file, JSON.stringify(doc));
-  return file;
-}
-
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
@@ -113,16 +85,17 @@ export async function startRedis(port: number): Promise<OwnRedis> {
     },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
-    if (await ping(port)) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error('redis-server did not start');
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  // Ready when it answers a PING (or gone: then say so rather than wait out the ceiling).
+  try {
+    await sharedEventually(async () => child.exitCode !== null || (await ping(port)), {
+      intervalMs: 50,
+      what: 'redis-server to answer PING',
+    });
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
   }
+  if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}`);
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -148,43 +121,11 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-/** Polls until `fn` returns true (bounded). */
+/** The shared eventually() (test/helpers/eventually.ts) with this suite's positional bounds. */
 export async function eventually(
   fn: () => Promise<boolean> | boolean,
   timeoutMs = 10_000,
   stepMs = 50,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}
-
-/**
- * Like test/helpers/gateway.ts `startGateway`, but listening with a deep accept backlog: 1,000 clients that
- * connect in the same instant overflow Node's default of 511 and then wait for SYN retransmits.
- */
-export async function startBurstGateway(
-  env: Record<string, string>,
-  consumers: readonly Consumer[],
-): Promise<GatewayHandle> {
-  const unused: Record<string, string> = {};
-  for (const name of ['COMPANY', 'DOCUMENTS', 'DEALS']) {
-    unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
-    unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
-  }
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...env });
-  const mod = await Test.createTestingModule({
-    imports: [AppModule.forRoot({ config, consumers })],
-  }).compile();
-  const app = mod.createNestApplication<NestFastifyApplication>(createAdapter(config), {
-    ...NEST_APP_OPTIONS,
-    logger: false,
-  });
-  configureApp(app);
-  await app.listen({ port: 0, host: '127.0.0.1', backlog: 2048 });
-  const address = app.getHttpServer().address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return { app, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+  await sharedEventually(fn, { timeoutMs, intervalMs: stepMs });
 }

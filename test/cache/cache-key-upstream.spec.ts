@@ -109,7 +109,6 @@ async function keyAndUpstreamView(
     credentials: def.credentials,
     stripParams: CONSUMER_KEY_QUERY_PARAMS,
     stripHeaders: CONSUMER_KEY_HEADERS,
-    redactor,
   })(async (r) => {
     seen = r;
     return { status: 200, headers: {}, body: Buffer.alloc(0) };

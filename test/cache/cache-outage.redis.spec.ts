@@ -2,8 +2,9 @@ import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../../src/metrics/metrics.tokens.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { http } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { eventually, freePort, startRedis, type OwnRedis } from './cache-helpers.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_outage_cache_77d2';
@@ -12,31 +13,30 @@ const UPSTREAM_TOKEN = 'sbx_macro_outage_cache_77d2';
 describeRedis('response cache when its Redis goes away or stalls', () => {
   const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
   const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
-  let fake: FakeMacroUpstream;
+  const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
   let redis: OwnRedis;
   let port: number;
-  let gw: GatewayHandle;
-
+  // The suite's own redis-server starts before the gateway connects to it and is killed after it closes.
   beforeAll(async () => {
     port = await freePort();
     redis = await startRedis(port);
-    fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
-        REDIS_URL: redis.url,
-        ATRIUM_REDIS_PREFIX: 'atrium-outage:',
-        ATRIUM_CACHE_REDIS_TIMEOUT_MS: '250',
-      },
-      consumers: [reader.consumer, writer.consumer],
-    });
+  });
+  // after* hooks run in the order declared: resume a stopped (SIGSTOP) server before the gateway closes.
+  afterAll(() => {
+    if (redis?.child.pid && redis.child.exitCode === null) process.kill(redis.child.pid, 'SIGCONT');
+  });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
+    env: () => ({
+      REDIS_URL: redis.url,
+      ATRIUM_REDIS_PREFIX: 'atrium-outage:',
+      ATRIUM_CACHE_REDIS_TIMEOUT_MS: '250',
+    }),
+    consumers: [reader, writer],
+    // The tests run in order on one fake and one Redis.
+    resetFakes: false,
   });
   afterAll(async () => {
-    if (redis?.child.pid && redis.child.exitCode === null) process.kill(redis.child.pid, 'SIGCONT');
-    await gw?.close();
-    await fake?.close();
     await redis?.kill();
   });
 

@@ -2,8 +2,9 @@ import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../../src/metrics/metrics.tokens.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
-import { burst, eventually, sha256Hex, startBurstGateway } from './cache-helpers.js';
+import { http, startGateway } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
+import { burst, eventually, sha256Hex } from './cache-helpers.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_cache_secret_7c1d';
 const ADMIN_TOKEN = 'adm_' + 'a1b2c3d4e5f6a7b8c9d0';
@@ -12,35 +13,28 @@ describe('response cache through the whole gateway (memory store)', () => {
   const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
   const other = testConsumer({ id: 'other-app', upstreams: new Set(['macro']) });
   const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
-  let fake: FakeMacroUpstream;
-  let gw: GatewayHandle;
-
-  beforeAll(async () => {
-    fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
-    await fake.start();
-    gw = await startBurstGateway(
-      {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
-        UPSTREAM_MACRO_TIMEOUT_MS: '8000',
-        UPSTREAM_MACRO_CONNECTIONS: '8',
-        // Each test counts upstream calls itself: retries, the breaker and the budget have their own suites.
-        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
-        UPSTREAM_MACRO_BREAKER_MIN_SAMPLE: '1000',
-        UPSTREAM_MACRO_RATE_PER_SEC: '10000',
-        UPSTREAM_MACRO_BURST: '10000',
-        ATRIUM_CACHE_TTL_OVERRIDES: 'dictionary=300ms',
-        ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS: '0',
-        ATRIUM_CACHE_STALE_IF_ERROR_MS: '2500',
-        ATRIUM_CACHE_MAX_ENTRY_BYTES: String(128 * 1024),
-        ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
-      },
-      [reader.consumer, other.consumer, writer.consumer],
-    );
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await fake?.close();
+  const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
+    env: {
+      UPSTREAM_MACRO_TIMEOUT_MS: '8000',
+      UPSTREAM_MACRO_CONNECTIONS: '8',
+      // Each test counts upstream calls itself: retries, the breaker and the budget have their own suites.
+      UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
+      UPSTREAM_MACRO_BREAKER_MIN_SAMPLE: '1000',
+      UPSTREAM_MACRO_RATE_PER_SEC: '10000',
+      UPSTREAM_MACRO_BURST: '10000',
+      ATRIUM_CACHE_TTL_OVERRIDES: 'dictionary=300ms',
+      ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS: '0',
+      ATRIUM_CACHE_STALE_IF_ERROR_MS: '2500',
+      ATRIUM_CACHE_MAX_ENTRY_BYTES: String(128 * 1024),
+      ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
+    },
+    consumers: [reader, other, writer],
+    // 1,000 clients connecting in the same instant overflow Node's default accept backlog of 511.
+    backlog: 2048,
+    // Tests stop the fake; the beforeEach below restarts it before resetting it.
+    resetFakes: false,
   });
   beforeEach(async () => {
     if (!fake.listening) await fake.restart();
@@ -58,7 +52,6 @@ describe('response cache through the whole gateway (memory store)', () => {
       body: body ? JSON.stringify(body) : undefined,
     });
   }
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   it('MISS then HIT: same status, content type and bytes; Age on the hit; our key never in a response', async () => {
     const miss = await get('/macro/layout/tables/TB1207');
@@ -132,7 +125,11 @@ describe('response cache through the whole gateway (memory store)', () => {
     const freshAt = Date.now();
     const fresh = await get(path);
     expect(fresh.headers['x-cache']).toBe('MISS');
-    await sleep(350); // the 300 ms TTL is over; the 2.5 s stale-if-error window runs
+    // The 300 ms TTL must be over (the 2.5 s stale-if-error window then runs). Nothing shows an entry
+    // turning stale without refreshing it, so this waits for the time itself to pass: the answer was stored
+    // before it was sent, so 300 ms after it arrived the entry is stale.
+    const storedBy = Date.now();
+    await eventually(() => Date.now() - storedBy > 300, 5_000, 10);
     fake.behave({ failWith: { status: 500 } });
     const on500 = await get(path);
     expect(on500.status).toBe(200);

@@ -1,52 +1,41 @@
 import { Redis } from 'ioredis';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
+import type { SpawnedGateway } from '../helpers/processes.js';
 import { describeRedis } from '../helpers/redis.js';
-import { burst, sha256Hex, writeConsumersFile } from './cache-helpers.js';
+import { withGateway } from '../helpers/with-gateway.js';
+import { burst, sha256Hex } from './cache-helpers.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_fleet_cache_5e0f';
 
 describeRedis('response cache across 3 gateway processes sharing Redis', ({ prefix, url }) => {
   const reader = testConsumer({ id: 'fleet-reader', upstreams: new Set(['macro']) });
-  let fake: FakeMacroUpstream;
-  let fleet: SpawnedGateway[] = [];
-  let redis: Redis;
-
-  beforeAll(async () => {
-    fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
-    await fake.start();
-    const env = cleanEnv({
-      PORT: '0',
-      HOST: '127.0.0.1',
+  const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+  const gateways = withGateway({
+    mode: 'process',
+    instances: 3,
+    upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
+    env: {
       LOG_LEVEL: 'info',
-      ATRIUM_SANDBOX: 'off',
-      ATRIUM_CONSUMERS_FILE: writeConsumersFile([reader]),
       REDIS_URL: url,
       ATRIUM_REDIS_PREFIX: prefix,
       // This test checks fleet coordination, not Redis latency (the outage suite does): on a shared 2-core
       // machine three gateways taking 1,000 requests at once can starve their event loops past 250 ms.
       ATRIUM_CACHE_REDIS_TIMEOUT_MS: '3000',
-      UPSTREAM_MACRO_BASE_URL: fake.url,
-      UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
       UPSTREAM_MACRO_TIMEOUT_MS: '15000',
-      UPSTREAM_COMPANY_BASE_URL: 'http://127.0.0.1:9',
-      UPSTREAM_COMPANY_TOKEN: 'unused-test-token',
-      UPSTREAM_DOCUMENTS_BASE_URL: 'http://127.0.0.1:9',
-      UPSTREAM_DOCUMENTS_TOKEN: 'unused-test-token',
-      UPSTREAM_DEALS_BASE_URL: 'http://127.0.0.1:9',
-      UPSTREAM_DEALS_TOKEN: 'unused-test-token',
-    });
-    fleet = await Promise.all([
-      spawnGateway(env, 40_000),
-      spawnGateway(env, 40_000),
-      spawnGateway(env, 40_000),
-    ]);
+    },
+    consumers: [reader],
+    spawnTimeoutMs: 40_000,
+    hookTimeoutMs: 120_000,
+  });
+  let fleet: SpawnedGateway[] = [];
+  let redis: Redis;
+
+  beforeAll(() => {
+    fleet = gateways.processes;
     redis = new Redis(url);
-  }, 120_000);
+  });
   afterAll(async () => {
-    await Promise.all(fleet.map((g) => g.stop()));
-    await fake?.close();
     if (redis) {
       const keys = await redis.keys(`${prefix}*`);
       if (keys.length) await redis.del(...keys);

@@ -1,8 +1,10 @@
 import { Redis } from 'ioredis';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { eventually } from '../helpers/eventually.js';
+import { http, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { burst, sha256Hex } from './cache-helpers.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_redis_cache_91ab';
@@ -13,17 +15,10 @@ describeRedis(
   ({ prefix, url }) => {
     const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
     const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
-    let fake: FakeMacroUpstream;
-    let a: GatewayHandle;
-    let b: GatewayHandle;
-    let redis: Redis;
-
-    beforeAll(async () => {
-      fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
-      await fake.start();
-      const env = {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
+    const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+    const fleet = withGateway({
+      upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
+      env: {
         UPSTREAM_MACRO_TIMEOUT_MS: '8000',
         REDIS_URL: url,
         ATRIUM_REDIS_PREFIX: prefix,
@@ -32,15 +27,19 @@ describeRedis(
         ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
         ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS: '0',
         ATRIUM_CACHE_STALE_IF_ERROR_MS: '0',
-      };
-      const consumers = [reader.consumer, writer.consumer];
-      [a, b] = await Promise.all([startGateway({ env, consumers }), startGateway({ env, consumers })]);
+      },
+      consumers: [reader, writer],
+      instances: 2,
+    });
+    let a: GatewayHandle;
+    let b: GatewayHandle;
+    let redis: Redis;
+
+    beforeAll(() => {
+      [a, b] = fleet.gateways;
       redis = new Redis(url);
     });
     afterAll(async () => {
-      await a?.close();
-      await b?.close();
-      await fake?.close();
       if (redis) {
         const keys = await redis.keys(`${prefix}*`);
         if (keys.length) await redis.del(...keys);
@@ -48,7 +47,6 @@ describeRedis(
       }
     });
     beforeEach(async () => {
-      fake.reset();
       const keys = await redis.keys(`${prefix}*`);
       if (keys.length) await redis.del(...keys);
     });
@@ -60,10 +58,8 @@ describeRedis(
     it('an entry stored by one instance is a HIT on the other, byte for byte, under the fleet prefix', async () => {
       const miss = await get(a, '/macro/layout/tables/TB1207?lang=en');
       expect(miss.headers['x-cache']).toBe('MISS');
-      const hit = await get(b, '/macro/layout/tables/TB1207', {
-        'x-api-key': reader.key,
-        'accept-language': 'en',
-      });
+      // Another key position, the same upstream-bound request (the key is what reaches the vendor).
+      const hit = await get(b, '/macro/layout/tables/TB1207?lang=en', { 'x-api-key': reader.key });
       expect(hit.headers['x-cache']).toBe('HIT');
       expect(hit.text).toBe(miss.text);
       expect(hit.headers['content-type']).toBe(miss.headers['content-type']);
@@ -115,7 +111,10 @@ describeRedis(
       const started = Date.now();
       const [onA, onB] = await Promise.all([
         get(a, '/macro/dictionary/units'),
-        new Promise((r) => setTimeout(r, 150)).then(() => get(b, '/macro/dictionary/units')),
+        // B asks once A leads: A's call has reached the fake (which holds it 600 ms).
+        eventually(() => fake.calls('/dictionary/units') >= 1, { what: 'A to call the upstream' }).then(() =>
+          get(b, '/macro/dictionary/units'),
+        ),
       ]);
       expect(fake.calls('/dictionary/units')).toBe(1);
       expect(onA.status).toBe(502);

@@ -1,7 +1,8 @@
 import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, rawGet, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { http, rawGet } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_upstream_secret_4f9a2c';
 
@@ -9,32 +10,20 @@ describe('macro interface end to end', () => {
   const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
   const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
   const outsider = testConsumer({ id: 'outsider', upstreams: new Set(['company']) });
-  let fake: FakeMacroUpstream;
-  let gw: GatewayHandle;
-
-  beforeAll(async () => {
-    fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
-        UPSTREAM_MACRO_TIMEOUT_MS: '800',
-        ATRIUM_MAX_RESPONSE_BYTES: String(256 * 1024),
-        // This suite checks every call reaching the upstream; the cache has its own suites (test/cache).
-        ATRIUM_CACHE_MAX_BYTES: '0',
-        // This suite maps single upstream answers; retries and the breaker are tested in test/limits.
-        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
-        UPSTREAM_MACRO_BREAKER_MIN_SAMPLE: '1000',
-      },
-      consumers: [reader.consumer, writer.consumer, outsider.consumer],
-    });
+  const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
+    env: {
+      UPSTREAM_MACRO_TIMEOUT_MS: '800',
+      ATRIUM_MAX_RESPONSE_BYTES: String(256 * 1024),
+      // This suite checks every call reaching the upstream; the cache has its own suites (test/cache).
+      ATRIUM_CACHE_MAX_BYTES: '0',
+      // This suite maps single upstream answers; retries and the breaker are tested in test/limits.
+      UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
+      UPSTREAM_MACRO_BREAKER_MIN_SAMPLE: '1000',
+    },
+    consumers: [reader, writer, outsider],
   });
-  afterAll(async () => {
-    await gw?.close();
-    await fake?.close();
-  });
-  beforeEach(() => fake.reset());
 
   const get = (path: string, headers: Record<string, string> = {}) => http(gw.url + path, { headers });
   const bearer = (key = reader.key) => ({ authorization: `Bearer ${key}` });

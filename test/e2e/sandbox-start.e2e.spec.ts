@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { testConsumer } from '../helpers/consumers.js';
+import { eventually } from '../helpers/eventually.js';
 import { http } from '../helpers/gateway.js';
 import { cleanEnv, spawnGateway } from '../helpers/processes.js';
 
@@ -206,10 +207,15 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
       );
       sandbox.macro.behave({ latencyMs: 800 });
       try {
+        const seen = sandbox.macro.requests.length;
         const inFlight = http(`${gw.url}/macro/dictionary/units`, {
           headers: { authorization: `Bearer ${app.key}` },
         });
-        await new Promise((r) => setTimeout(r, 200));
+        // Stop once the request is in flight: the fake has it and holds its answer for 800 ms.
+        await eventually(
+          () => sandbox.macro.requests.slice(seen).some((r) => r.path.endsWith('/dictionary/units')),
+          { what: 'the request to reach the upstream' },
+        );
         const exited = gw.stop();
         const res = await inFlight;
         expect(res.status).toBe(200);

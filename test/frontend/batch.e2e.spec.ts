@@ -1,7 +1,8 @@
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
-import { labsModule, startFrontendGateway } from './support/frontend-gateway.js';
+import { http, type HttpResult } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
+import { labsModule, withExtraUpstreams } from './support/frontend-gateway.js';
 
 const MACRO_TOKEN = 'sbx_macro_batch_secret_91c2';
 const LABS_TOKEN = 'sbx_labs_batch_secret_77ad';
@@ -9,34 +10,19 @@ const LABS_TOKEN = 'sbx_labs_batch_secret_77ad';
 describe('POST /batch', () => {
   const both = testConsumer({ id: 'both', upstreams: new Set(['macro', 'labs']) });
   const macroOnly = testConsumer({ id: 'macro-only', upstreams: new Set(['macro']) });
-  let macro: FakeMacroUpstream;
-  let labs: FakeMacroUpstream;
-  let gw: GatewayHandle;
-
-  beforeAll(async () => {
-    macro = new FakeMacroUpstream({ token: MACRO_TOKEN });
-    labs = new FakeMacroUpstream({ token: LABS_TOKEN });
-    await Promise.all([macro.start(), labs.start()]);
-    gw = await startFrontendGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: macro.url,
-        UPSTREAM_MACRO_TOKEN: MACRO_TOKEN,
-        UPSTREAM_MACRO_TIMEOUT_MS: '5000',
-        ATRIUM_BATCH_MAX_ITEMS: '8',
-        ATRIUM_BATCH_TIMEOUT_MS: '4000',
-      },
-      consumers: [both.consumer, macroOnly.consumer],
-      imports: [labsModule(labs.url, LABS_TOKEN)],
-      extraUpstreams: { labs: { baseUrl: labs.url } },
-    });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await Promise.all([macro?.close(), labs?.close()]);
-  });
-  beforeEach(() => {
-    macro.reset();
-    labs.reset();
+  const macro = new FakeMacroUpstream({ token: MACRO_TOKEN });
+  const labs = new FakeMacroUpstream({ token: LABS_TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake: macro, token: MACRO_TOKEN } },
+    servers: [labs],
+    env: {
+      UPSTREAM_MACRO_TIMEOUT_MS: '5000',
+      ATRIUM_BATCH_MAX_ITEMS: '8',
+      ATRIUM_BATCH_TIMEOUT_MS: '4000',
+    },
+    consumers: [both, macroOnly],
+    imports: () => [labsModule(labs.url, LABS_TOKEN)],
+    adjustConfig: withExtraUpstreams(() => ({ labs: { baseUrl: labs.url } })),
   });
 
   const batch = (key: string | undefined, body: unknown, headers: Record<string, string> = {}) =>

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { eventually } from '../helpers/eventually.js';
+import { http } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { launchChromium } from './support/chromium.js';
 import { textWhen } from './support/eventually.js';
 
@@ -36,40 +37,21 @@ describe('operator console in headless Chromium', () => {
     weight: 2,
     limits: [{ name: 'per-second', ttlMs: 1000, limit: 50 }],
   });
-  let sandbox: Sandbox;
-  let gw: GatewayHandle;
+  const gw = withGateway({
+    sandbox: true,
+    env: { ATRIUM_OPERATOR_TOKEN: operatorKey },
+    consumers: [web, research],
+  });
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
-    sandbox = await startSandbox();
-    const c = sandbox.credentials;
-    [gw, browser] = await Promise.all([
-      startGateway({
-        env: {
-          UPSTREAM_MACRO_BASE_URL: sandbox.macro.url,
-          UPSTREAM_MACRO_TOKEN: c.macro.token,
-          UPSTREAM_COMPANY_BASE_URL: sandbox.company.url,
-          UPSTREAM_COMPANY_TOKEN: c.company.token,
-          UPSTREAM_DOCUMENTS_BASE_URL: sandbox.documents.url,
-          UPSTREAM_DOCUMENTS_USERNAME: c.documents.username,
-          UPSTREAM_DOCUMENTS_PASSWORD: c.documents.password,
-          UPSTREAM_DEALS_BASE_URL: sandbox.deals.url,
-          UPSTREAM_DEALS_TOKEN: c.deals.token,
-          ATRIUM_OPERATOR_TOKEN: operatorKey,
-        },
-        consumers: [web.consumer, research.consumer],
-        sandboxed: ['macro', 'company', 'documents', 'deals'],
-      }),
-      launchChromium(),
-    ]);
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     page = await context.newPage();
   });
   afterAll(async () => {
     await browser?.close();
-    await gw?.close();
-    await sandbox?.close();
   });
 
   const field = (upstream: string, name: string) =>
@@ -130,22 +112,27 @@ describe('operator console in headless Chromium', () => {
       if (SHOTS) {
         // Some traffic over a few refreshes, so the charts have something to draw.
         for (let i = 0; i < 16; i++) {
+          const shown = i % 4 === 3 ? await page.locator('#updated').textContent() : undefined;
           await Promise.all([
             http(`${gw.url}/macro/feeds?limit=${1 + (i % 3)}`, { headers: bearer }),
             http(`${gw.url}/macro/dictionary/units`, { headers: bearer }),
             http(`${gw.url}/macro/layout/tables/TB1207`, { headers: { authorization: `Bearer ${web.key}` } }),
           ]);
-          await new Promise((r) => setTimeout(r, 400));
+          // Four batches per refresh of the page (every 2 s), so the charts get points over a few refreshes.
+          if (shown !== undefined)
+            await eventually(async () => (await page.locator('#updated').textContent()) !== shown, {
+              what: 'a console refresh',
+            });
         }
       }
-      sandbox.macro.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 30 } });
+      gw.sandbox.macro.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 30 } });
       const res = await http(`${gw.url}/macro/feeds?limit=5&probe=cooldown`, { headers: bearer });
       expect(res.status).toBe(429);
       expect(res.headers['retry-after']).toBeDefined();
     });
     afterAll(async () => {
       if (SHOTS) await page.screenshot({ path: resolve(SHOTS, 'console.png'), fullPage: true });
-      sandbox.macro.reset();
+      gw.sandbox.macro.reset();
     });
 
     it('lists the 429 among the macro upstream’s last errors', async () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { launchChromium } from './support/chromium.js';
 
 const TOKEN = 'sbx_macro_cors_browser_secret_8e21';
@@ -27,33 +27,22 @@ interface FetchOutcome {
 
 /** CORS as a browser enforces it: real fetches from pages on other origins. */
 describe('CORS in headless Chromium', () => {
-  let fake: FakeMacroUpstream;
-  let gw: GatewayHandle;
   let browser: Browser;
   let allowed: Awaited<ReturnType<typeof pageServer>>;
   let stranger: Awaited<ReturnType<typeof pageServer>>;
   let web: ReturnType<typeof testConsumer>;
 
+  // The pages' origins exist before the gateway: the consumer allows one of them.
   beforeAll(async () => {
-    [allowed, stranger] = await Promise.all([pageServer(), pageServer()]);
+    [allowed, stranger, browser] = await Promise.all([pageServer(), pageServer(), launchChromium()]);
     web = testConsumer({ id: 'web', upstreams: new Set(['macro']), corsOrigins: [allowed.origin] });
-    fake = new FakeMacroUpstream({ token: TOKEN });
-    await fake.start();
-    [gw, browser] = await Promise.all([
-      startGateway({
-        env: { UPSTREAM_MACRO_BASE_URL: fake.url, UPSTREAM_MACRO_TOKEN: TOKEN },
-        consumers: [web.consumer],
-      }),
-      launchChromium(),
-    ]);
   });
   afterAll(async () => {
     await browser?.close();
-    await gw?.close();
-    await fake?.close();
     await Promise.all([allowed, stranger].map((p) => p && new Promise((r) => p.server.close(r))));
   });
-  beforeEach(() => fake.reset());
+  const fake = new FakeMacroUpstream({ token: TOKEN });
+  const gw = withGateway({ upstreams: { macro: { fake, token: TOKEN } }, consumers: () => [web] });
 
   async function pageAt(origin: string): Promise<Page> {
     const page = await browser.newPage();

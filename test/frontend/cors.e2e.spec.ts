@@ -1,6 +1,7 @@
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
+import { http, type HttpResult } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 
 const TOKEN = 'sbx_macro_cors_secret_3b1e';
 const APP = 'https://app.example';
@@ -14,29 +15,17 @@ describe('CORS per consumer', () => {
   });
   const other = testConsumer({ id: 'other', upstreams: new Set(['macro']), corsOrigins: [OTHER] });
   const server = testConsumer({ id: 'server', upstreams: new Set(['macro']) });
-  let fake: FakeMacroUpstream;
-  let gw: GatewayHandle;
-  const seen: HttpResult[] = [];
-
-  beforeAll(async () => {
-    fake = new FakeMacroUpstream({ token: TOKEN });
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: TOKEN,
-        ATRIUM_CORS_MAX_AGE_SECONDS: '900',
-      },
-      consumers: [web.consumer, other.consumer, server.consumer],
-    });
+  const fake = new FakeMacroUpstream({ token: TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: TOKEN } },
+    env: { ATRIUM_CORS_MAX_AGE_SECONDS: '900' },
+    consumers: [web, other, server],
   });
-  afterAll(async () => {
+  const seen: HttpResult[] = [];
+  afterAll(() => {
     // Never a wildcard, in any answer of this suite (credentials are allowed).
     for (const r of seen) expect(r.headers['access-control-allow-origin']).not.toBe('*');
-    await gw?.close();
-    await fake?.close();
   });
-  beforeEach(() => fake.reset());
 
   async function call(
     path: string,

@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { request as nodeRequest } from 'node:http';
+import type { DynamicModule } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import { AppModule } from '../../src/app.module.js';
-import { loadConfig, type UpstreamName } from '../../src/config/atrium-config.js';
+import { loadConfig, type AtriumConfig, type UpstreamName } from '../../src/config/atrium-config.js';
 import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
 import type { Consumer } from '../../src/core/auth/consumer.js';
 import { createLogger } from '../../src/core/logging/logger.factory.js';
@@ -22,6 +23,12 @@ export interface StartGatewayOptions {
   env: Record<string, string | undefined>;
   consumers: readonly Consumer[];
   sandboxed?: UpstreamName[];
+  /** Modules beside the AppModule (an extra interface under test). */
+  imports?: DynamicModule[];
+  /** Changes the loaded config before the app is built (settings for an extra interface…). */
+  adjustConfig?: (config: AtriumConfig) => AtriumConfig;
+  /** The listener's accept backlog (Node's default 511 drops SYNs when 1,000 clients connect at once). */
+  backlog?: number;
 }
 
 /**
@@ -37,18 +44,19 @@ export async function startGateway(opts: StartGatewayOptions): Promise<GatewayHa
       unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
     }
   recordEnvSecrets(opts.env);
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env }, opts.sandboxed ?? []);
+  const loaded = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env }, opts.sandboxed ?? []);
+  const config = opts.adjustConfig ? opts.adjustConfig(loaded) : loaded;
   // As in main.ts: one pino logger for Nest and the request lines (under Jest it writes to the log capture).
   const logger = createLogger({ level: config.logLevel });
   const mod = await Test.createTestingModule({
-    imports: [AppModule.forRoot({ config, consumers: opts.consumers, logger })],
+    imports: [AppModule.forRoot({ config, consumers: opts.consumers, logger }), ...(opts.imports ?? [])],
   }).compile();
   const app = mod.createNestApplication<NestFastifyApplication>(createAdapter(config), {
     ...NEST_APP_OPTIONS,
     logger: new PinoNestLogger(logger),
   });
   configureApp(app);
-  await app.listen(0, '127.0.0.1');
+  await app.listen({ port: 0, host: '127.0.0.1', backlog: opts.backlog });
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : 0;
   return { app, url: `http://127.0.0.1:${port}`, close: () => app.close() };

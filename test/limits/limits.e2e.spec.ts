@@ -4,12 +4,17 @@ import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js'
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, startGateway, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
+import { http, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 
 const TOKEN = 'sbx_macro_limits_e2e_token_91c2';
 
 /** The value of one metric sample from the app's own registry (there is no /metrics route yet). */
-async function metric(gw: GatewayHandle, name: string, labels: Record<string, string>): Promise<number> {
+async function metric(
+  gw: Pick<GatewayHandle, 'app'>,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number> {
   const registry = gw.app.get<Registry>(METRICS_REGISTRY);
   const m = registry.getSingleMetric(name);
   if (!m) throw new Error(`metric ${name} is not registered`);
@@ -37,24 +42,13 @@ describe('inbound consumer quota (in memory)', () => {
     limits: [{ name: 'burst', ttlMs: 10_000, limit: 3 }],
   });
   const unlimited = testConsumer({ id: 'unlimited-app', upstreams: new Set(['macro']) });
-  let fake: FakeMacroUpstream;
-  let gw: GatewayHandle;
-
-  beforeAll(async () => {
-    fake = new FakeMacroUpstream({ token: TOKEN });
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: TOKEN,
-        UPSTREAM_MACRO_RATE_PER_SEC: '1000',
-      },
-      consumers: [limited.consumer, other.consumer, unlimited.consumer],
-    });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await fake?.close();
+  const fake = new FakeMacroUpstream({ token: TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: TOKEN } },
+    env: { UPSTREAM_MACRO_RATE_PER_SEC: '1000' },
+    consumers: [limited, other, unlimited],
+    // The tests run in order on one fake and read what it recorded as they go.
+    resetFakes: false,
   });
 
   const as = (key: string, path: string) =>
@@ -115,26 +109,16 @@ describe('inbound consumer quota (in memory)', () => {
 
 /** One fake macro upstream and one gateway in front of it, per describe block. */
 function gatewayFor(env: Record<string, string>, consumers: ReturnType<typeof testConsumer>[]) {
-  const ctx = {} as { fake: FakeMacroUpstream; gw: GatewayHandle };
-  beforeAll(async () => {
-    ctx.fake = new FakeMacroUpstream({ token: TOKEN });
-    await ctx.fake.start();
-    ctx.gw = await startGateway({
-      env: { UPSTREAM_MACRO_BASE_URL: ctx.fake.url, UPSTREAM_MACRO_TOKEN: TOKEN, ...env },
-      consumers: consumers.map((c) => c.consumer),
-    });
+  const fake = new FakeMacroUpstream({ token: TOKEN });
+  // The fixture fills its fields in beforeAll: add to that object, do not copy it.
+  return Object.assign(withGateway({ upstreams: { macro: { fake, token: TOKEN } }, env, consumers }), {
+    fake,
   });
-  afterAll(async () => {
-    await ctx.gw?.close();
-    await ctx.fake?.close();
-  });
-  beforeEach(() => ctx.fake.reset());
-  return ctx;
 }
 
 const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
 const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
-const readiness = async (gw: GatewayHandle) =>
+const readiness = async (gw: Pick<GatewayHandle, 'url'>) =>
   (await http(gw.url + '/health/ready')).json().upstreams.find((u: { name: string }) => u.name === 'macro');
 
 describe('writes are never retried; idempotent reads are', () => {
@@ -304,28 +288,19 @@ describe('fairness while the budget is the bottleneck (single instance)', () => 
   const noisy = testConsumer({ id: 'noisy', upstreams: new Set(['macro']) });
   const quiet = testConsumer({ id: 'quiet', upstreams: new Set(['macro']) });
   const vip = testConsumer({ id: 'vip', upstreams: new Set(['macro']), weight: 3 });
-  let fake: FakeMacroUpstream;
-  let gw: GatewayHandle;
   // Enough answers per window that a share is a measurement, not a handful of integers.
   const RATE = 40;
-
-  beforeAll(async () => {
-    fake = new FakeMacroUpstream({ token: TOKEN });
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: TOKEN,
-        UPSTREAM_MACRO_RATE_PER_SEC: String(RATE),
-        UPSTREAM_MACRO_BURST: '1',
-        UPSTREAM_MACRO_MAX_WAIT_MS: '3000',
-      },
-      consumers: [noisy.consumer, quiet.consumer, vip.consumer],
-    });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await fake?.close();
+  const fake = new FakeMacroUpstream({ token: TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: TOKEN } },
+    env: {
+      UPSTREAM_MACRO_RATE_PER_SEC: String(RATE),
+      UPSTREAM_MACRO_BURST: '1',
+      UPSTREAM_MACRO_MAX_WAIT_MS: '3000',
+    },
+    consumers: [noisy, quiet, vip],
+    // The tests run in order on one fake and read what it recorded as they go.
+    resetFakes: false,
   });
 
   /**

@@ -3,6 +3,7 @@ import { FixedWindowThrottlerStorage } from '../../src/core/throttling/fixed-win
 import type { QuotaWindow } from '../../src/core/throttling/quota-storage.js';
 import { RedisFixedWindowThrottlerStorage } from '../../src/core/throttling/redis-window.storage.js';
 import { createRedisClient } from '../../src/redis/redis.module.js';
+import { eventually } from '../helpers/eventually.js';
 import { describeRedis } from '../helpers/redis.js';
 import { closeRedis, connectedRedis } from './helpers/redis-clients.js';
 
@@ -107,7 +108,10 @@ describeRedis('fixed-window storage (Redis, one EVALSHA for all windows)', ({ pr
     for (let i = 0; i < 10; i++) results.push((await s.hitAll(k, windows))!);
     expect(results.map((r) => r.allowed)).toEqual([true, true, true, ...Array(7).fill(false)]);
     expect(await a.get(`${prefix}quota:{multi}:per-minute`)).toBe('3');
-    await new Promise((r) => setTimeout(r, 1100));
+    // Until the one-second window is over: Redis has expired its key.
+    await eventually(async () => (await a.exists(`${prefix}quota:{multi}:per-second`)) === 0, {
+      what: 'the per-second window to expire',
+    });
     const v = (await s.hitAll(k, windows))!;
     expect(v.allowed).toBe(true);
     expect(v.windows.map((x) => x.hits)).toEqual([1, 4]);

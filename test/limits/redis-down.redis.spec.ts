@@ -2,12 +2,13 @@ import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../../src/metrics/metrics.tokens.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { eventually } from '../helpers/eventually.js';
+import { http, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
 const TOKEN = 'sbx_macro_redis_down_token_5e11';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function counter(gw: GatewayHandle, component: string): Promise<number> {
   const m = gw.app.get<Registry>(METRICS_REGISTRY).getSingleMetric('atrium_redis_errors_total');
@@ -22,42 +23,38 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
     limits: [{ name: 'window', ttlMs: 30_000, limit: 3 }],
   });
   const bulk = testConsumer({ id: 'bulk', upstreams: new Set(['macro']) });
-  let fake: FakeMacroUpstream;
+  const fake = new FakeMacroUpstream({ token: TOKEN });
+  const target = new URL(url);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
+  // The gateway reaches Redis through a TCP proxy the tests cut: it listens before the gateway starts.
+  beforeAll(() => proxy.start());
+  afterAll(() => proxy.cut());
+  const gwt = withGateway({
+    upstreams: { macro: { fake, token: TOKEN } },
+    env: () => ({
+      UPSTREAM_MACRO_RATE_PER_SEC: '20',
+      UPSTREAM_MACRO_BURST: '20',
+      UPSTREAM_MACRO_LOCAL_SHARE: '0.25',
+      UPSTREAM_MACRO_MAX_WAIT_MS: '1000',
+      UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
+      REDIS_URL: proxy.url,
+      ATRIUM_REDIS_PREFIX: prefix,
+    }),
+    consumers: [app, bulk],
+    // The tests run in order; the second counts the calls the fake saw since it reset it.
+    resetFakes: false,
+  });
   let gw: GatewayHandle;
-  let proxy: TcpProxy;
   let n = 500_000;
   const fresh = () => `/macro/series/${n++}`;
-  const as = (key: string) => http(gw.url + fresh(), { headers: { authorization: `Bearer ${key}` } });
+  const as = (key: string) => gwt.request(fresh(), key);
+  const ready = async () => (await http(gw.url + '/health/ready')).json();
   const budgetMode = async () =>
-    (await http(gw.url + '/health/ready')).json().upstreams.find((u: { name: string }) => u.name === 'macro')
-      .budget;
+    (await ready()).upstreams.find((u: { name: string }) => u.name === 'macro').budget;
 
   beforeAll(async () => {
-    const target = new URL(url);
-    proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
-    await proxy.start();
-    fake = new FakeMacroUpstream({ token: TOKEN });
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: TOKEN,
-        UPSTREAM_MACRO_RATE_PER_SEC: '20',
-        UPSTREAM_MACRO_BURST: '20',
-        UPSTREAM_MACRO_LOCAL_SHARE: '0.25',
-        UPSTREAM_MACRO_MAX_WAIT_MS: '1000',
-        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
-        REDIS_URL: proxy.url,
-        ATRIUM_REDIS_PREFIX: prefix,
-      },
-      consumers: [app.consumer, bulk.consumer],
-    });
-    for (let i = 0; i < 50 && (await budgetMode()) !== 'shared'; i++) await sleep(100);
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await fake?.close();
-    await proxy?.cut();
+    gw = gwt.gw;
+    await eventually(async () => (await budgetMode()) === 'shared', { what: 'the shared budget' });
   });
 
   it('consumer quota: shared while Redis answers; fails open (requests pass) and is counted when it does not', async () => {
@@ -66,7 +63,8 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
     expect((await as(app.key)).status).toBe(429);
     const before = await counter(gw, 'throttler');
     await proxy.cut();
-    await sleep(100);
+    // Until the gateway has noticed: its Redis check fails.
+    await eventually(async () => (await ready()).checks.redis?.ok === false, { what: 'Redis seen down' });
     const during = await Promise.all([1, 2, 3, 4, 5].map(() => as(app.key)));
     expect(during.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     // Nothing is known without the store but the policy itself.
@@ -97,7 +95,7 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
     expect(await counter(gw, 'limits')).toBeGreaterThan(before);
 
     await proxy.restore();
-    for (let i = 0; i < 60 && (await budgetMode()) !== 'shared'; i++) await sleep(100);
+    await eventually(async () => (await budgetMode()) === 'shared', { what: 'the shared budget again' });
     expect(await budgetMode()).toBe('shared');
     // Shared again: the consumer quota counts in Redis (the window from before the outage is still full).
     expect((await as(app.key)).status).toBe(429);

@@ -2,8 +2,9 @@ import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js'
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { http, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
+import { withGateway } from '../helpers/with-gateway.js';
 
 const TOKEN = 'sbx_macro_shared_state_token_2b7f';
 
@@ -11,7 +12,22 @@ describeRedis(
   'two replicas in one process share cooldown, learned rate and budget through Redis',
   ({ prefix, url }) => {
     const app = testConsumer({ id: 'app', upstreams: new Set(['macro']) });
-    let fake: FakeMacroUpstream;
+    const fake = new FakeMacroUpstream({ token: TOKEN });
+    const replicas = withGateway({
+      upstreams: { macro: { fake, token: TOKEN } },
+      env: {
+        UPSTREAM_MACRO_RATE_PER_SEC: '40',
+        UPSTREAM_MACRO_BURST: '6',
+        UPSTREAM_MACRO_MAX_WAIT_MS: '1000',
+        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
+        REDIS_URL: url,
+        ATRIUM_REDIS_PREFIX: prefix,
+      },
+      consumers: [app],
+      instances: 2,
+      // The tests run in order and reset the fake themselves where they count its calls.
+      resetFakes: false,
+    });
     let a: GatewayHandle;
     let b: GatewayHandle;
     let n = 2_000_000;
@@ -23,29 +39,9 @@ describeRedis(
         .upstreams.find((u: { name: string }) => u.name === 'macro');
 
     beforeAll(async () => {
-      fake = new FakeMacroUpstream({ token: TOKEN });
-      await fake.start();
-      const env = {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: TOKEN,
-        UPSTREAM_MACRO_RATE_PER_SEC: '40',
-        UPSTREAM_MACRO_BURST: '6',
-        UPSTREAM_MACRO_MAX_WAIT_MS: '1000',
-        UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
-        REDIS_URL: url,
-        ATRIUM_REDIS_PREFIX: prefix,
-      };
-      [a, b] = await Promise.all([
-        startGateway({ env, consumers: [app.consumer] }),
-        startGateway({ env, consumers: [app.consumer] }),
-      ]);
+      [a, b] = replicas.gateways;
       for (const gw of [a, b])
         await eventually(async () => (await macro(gw)).budget === 'shared', { what: 'a shared budget' });
-    });
-    afterAll(async () => {
-      await a?.close();
-      await b?.close();
-      await fake?.close();
     });
 
     it('one budget for both: driven together for 2 s they get R×2 + burst calls, not twice that', async () => {

@@ -6,7 +6,7 @@ import { createDocumentApp } from '../../src/docs/document-app.js';
 import { buildOpenApiDocument } from '../../src/docs/openapi.document.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 
 const ROOT = join(__dirname, '../..');
 
@@ -30,22 +30,11 @@ describe('generated client (npm run client:generate)', () => {
     const TOKEN = 'sbx_macro_client_test_token_9c1f';
     const reader = testConsumer({ id: 'client-reader', upstreams: new Set(['macro']) });
     const writer = testConsumer({ id: 'client-writer', upstreams: new Set(['macro']), write: true });
-    let fake: FakeMacroUpstream;
-    let gw: GatewayHandle;
-
-    beforeAll(async () => {
-      fake = new FakeMacroUpstream({ token: TOKEN });
-      await fake.start();
-      gw = await startGateway({
-        env: { UPSTREAM_MACRO_BASE_URL: fake.url, UPSTREAM_MACRO_TOKEN: TOKEN },
-        consumers: [reader.consumer, writer.consumer],
-      });
+    const fake = new FakeMacroUpstream({ token: TOKEN });
+    const gw = withGateway({
+      upstreams: { macro: { fake, token: TOKEN } },
+      consumers: [reader, writer],
     });
-    afterAll(async () => {
-      await gw?.close();
-      await fake?.close();
-    });
-    beforeEach(() => fake.reset());
 
     it('calls a typed operation with query parameters; lists go comma-separated as documented', async () => {
       const atrium = new AtriumClient({ baseUrl: gw.url, apiKey: reader.key });

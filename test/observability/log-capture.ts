@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { DestinationStream } from 'pino';
+import { secretForms } from '../../src/core/logging/secret-forms.js';
 
 /**
  * Log capture over a whole Jest run (see log-capture.global-setup.ts): every gateway's log output, in-process
@@ -24,11 +25,15 @@ function file(name: string): string | undefined {
 
 const worker = process.env.JEST_WORKER_ID ?? '0';
 
-/** Journals a secret the tests use, so the post-run scan looks for it. */
+/**
+ * Journals a secret the tests use, so the post-run scan looks for it: literally and in every encoded form a
+ * vendor might echo it in (URL-encoded, JSON-escaped, base64; see src/core/logging/secret-forms.ts).
+ */
 export function recordSecret(secret: string | undefined): void {
   if (!secret || secret.length < 6 || /[\r\n]/.test(secret)) return;
   const f = file(`secrets-w${worker}-${process.pid}.txt`);
-  if (f) appendFileSync(f, secret + '\n');
+  if (f)
+    appendFileSync(f, [secret, ...secretForms(secret)].filter((s) => !/[\r\n]/.test(s)).join('\n') + '\n');
 }
 
 const SECRET_ENV = /(TOKEN|PASSWORD|SECRET|_KEY)$/;
@@ -38,12 +43,17 @@ export function recordEnvSecrets(env: Record<string, string | undefined>): void 
   for (const [k, v] of Object.entries(env)) if (SECRET_ENV.test(k)) recordSecret(v);
 }
 
+/** The file in-process gateways of this worker log to (undefined when capture is off). */
+export function inProcessCaptureFile(): string | undefined {
+  return file(`inproc-w${worker}-${process.pid}.log`);
+}
+
 /**
  * Where in-process gateways log during tests: the worker's capture file, written synchronously (nothing is
  * lost when a test file ends), or nowhere when capture is off (keeps Jest's output clean).
  */
 export function captureDestination(): DestinationStream {
-  const f = file(`inproc-w${worker}-${process.pid}.log`);
+  const f = inProcessCaptureFile();
   return { write: f ? (line: string) => appendFileSync(f, line) : () => undefined };
 }
 

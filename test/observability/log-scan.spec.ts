@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CAPTURE_DIR_ENV, recordSecret } from './log-capture.js';
 import { scanCapture } from './log-capture.global-teardown.js';
 
 describe('the post-run log scan (log-capture.global-teardown.ts)', () => {
@@ -20,6 +21,22 @@ describe('the post-run log scan (log-capture.global-teardown.ts)', () => {
     expect(r.leaks).toEqual([
       { file: 'inproc-w1-1.log', line: 2, secret: 'plai…(24 chars)', how: 'journaled secret' },
     ]);
+  });
+
+  it('journals every encoded form of a secret, so an encoded echo in a log is found too', () => {
+    const dir = capture({});
+    const saved = process.env[CAPTURE_DIR_ENV];
+    process.env[CAPTURE_DIR_ENV] = dir;
+    try {
+      recordSecret('ab/cd+ef==gh12345');
+    } finally {
+      process.env[CAPTURE_DIR_ENV] = saved;
+    }
+    writeFileSync(
+      join(dir, 'inproc-w1-1.log'),
+      '{"msg":"GET /x?token=ab%2Fcd%2Bef%3D%3Dgh12345"}\n{"msg":"ok"}\n{"msg":"echo YWIvY2QrZWY9PWdoMTIzNDU="}\n',
+    );
+    expect([...new Set(scanCapture(dir).leaks.map((l) => l.line))]).toEqual([1, 3]);
   });
 
   it('finds key-shaped strings nobody journaled', () => {

@@ -41,6 +41,9 @@ describe('scrubKeyPositions', () => {
     ['X-API-Key: k3y-v4lue', 'X-API-Key: [REDACTED]'],
     ['{"token":"abc","password":"p\\"w"}', '{"token":"[REDACTED]","password":"[REDACTED]"}'],
     ['sent bearer eyJhbGciOi.xyz to it', 'sent bearer [REDACTED] to it'],
+    // A URL quoted inside another URL's query, and JSON quoted inside a JSON string.
+    ['next=%2Fx%3Ftoken%3Dab%2Fcd%2Bef%26limit%3D1', 'next=%2Fx%3Ftoken%3D[REDACTED]%26limit%3D1'],
+    ['body "{\\"sessionId\\":\\"ab\\/cd\\"}"', 'body "{\\"sessionId\\":\\"[REDACTED]\\"}"'],
   ])('%s', (input, expected) => expect(scrubKeyPositions(input)).toBe(expected));
 
   it('leaves ordinary text alone', () => {
@@ -82,6 +85,27 @@ describe('createLogger', () => {
     expect(after.msg).toBe('after attach [REDACTED]');
     expect(JSON.stringify(after)).not.toMatch(/"a[1-5]"/);
     expect(after).toMatchObject({ token: '[REDACTED]', authorization: '[REDACTED]' });
+  });
+
+  it('scrubs upstream secrets in their encoded forms too (URL-encoded, JSON-escaped, base64)', () => {
+    const s = sink();
+    const logger = createLogger({ level: 'info', destination: s.stream });
+    const secret = 'ab/cd+ef==gh12345';
+    const redactor = new SecretRedactor();
+    redactor.register(secret);
+    registerLogRedactor(redactor);
+    try {
+      logger.warn(`GET /v2/feeds?token=ab%2fcd%2bef%3d%3dgh12345 failed; echo ab\\/cd+ef==gh12345`);
+      logger.warn(`vendor said ${Buffer.from(secret).toString('base64')}`);
+    } finally {
+      unregisterLogRedactor(redactor);
+    }
+    const text = s
+      .lines()
+      .map((l) => String(l.msg))
+      .join('\n');
+    expect(text).not.toMatch(/ab.{0,3}cd|YWIvY2Qr/);
+    expect(text.match(/\[REDACTED\]/g)).toHaveLength(3);
   });
 });
 

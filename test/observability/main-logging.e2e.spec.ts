@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { eventually } from '../helpers/eventually.js';
 import { http } from '../helpers/gateway.js';
 import { assertBuilt, cleanEnv, spawnGateway } from '../helpers/processes.js';
 import { teeSpawnedOutput } from './log-capture.js';
@@ -20,7 +21,8 @@ describe('main.ts logging', () => {
         headers: { authorization: `Bearer ${key}`, 'x-request-id': 'main-json-1' },
       });
       expect(res.status).toBe(200);
-      await new Promise((r) => setTimeout(r, 200));
+      // The request line is written after the answer: wait until it is on stdout before stopping.
+      await eventually(() => gw.output().includes('main-json-1'), { what: 'the request log line' });
     } finally {
       expect(await gw.stop()).toBe(0);
     }
@@ -45,7 +47,8 @@ describe('main.ts logging', () => {
       await http(`${gw.url}/macro/feeds?limit=1`, {
         headers: { authorization: `Bearer ${key}`, 'x-request-id': 'main-pretty-1' },
       });
-      await new Promise((r) => setTimeout(r, 200));
+      // The request line is written after the answer: wait until it is on stdout before stopping.
+      await eventually(() => gw.output().includes('main-pretty-1'), { what: 'the request log line' });
     } finally {
       expect(await gw.stop()).toBe(0);
     }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { parsePrometheusText, sum, type ParsedMetrics } from './prometheus-text.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_metrics_test_token_51d2';
@@ -10,26 +11,12 @@ const METRICS_TOKEN = 'metrics-scrape-token-7f2b9c41d0e8';
 describe('GET /metrics', () => {
   const reader = testConsumer({ id: 'metrics-reader', upstreams: new Set(['macro']) });
   const outsider = testConsumer({ id: 'metrics-outsider', upstreams: new Set(['company']) });
-  let fake: FakeMacroUpstream;
-  let gw: GatewayHandle;
-
-  beforeAll(async () => {
-    fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: fake.url,
-        UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN,
-        UPSTREAM_MACRO_TIMEOUT_MS: '2000',
-      },
-      consumers: [reader.consumer, outsider.consumer],
-    });
+  const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
+    env: { UPSTREAM_MACRO_TIMEOUT_MS: '2000' },
+    consumers: [reader, outsider],
   });
-  afterAll(async () => {
-    await gw?.close();
-    await fake?.close();
-  });
-  beforeEach(() => fake.reset());
 
   const bearer = (key = reader.key) => ({ authorization: `Bearer ${key}` });
   const get = (path: string, headers: Record<string, string> = bearer()) => http(gw.url + path, { headers });

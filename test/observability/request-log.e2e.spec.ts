@@ -4,7 +4,8 @@ import type { AtriumLogger } from '../../src/core/logging/logger.factory.js';
 import { ATRIUM_LOGGER } from '../../src/core/logging/logging.tokens.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { http, startGateway } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { captureDestination } from './log-capture.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_requestlog_token_77e0a1';
@@ -33,25 +34,19 @@ function memoryLog(): { lines: () => Array<Record<string, unknown>>; raw: () => 
 describe('request log', () => {
   const reader = testConsumer({ id: 'log-reader', upstreams: new Set(['macro']) });
   const outsider = testConsumer({ id: 'log-outsider', upstreams: new Set(['company']) });
-  let fake: FakeMacroUpstream;
-  let gw: GatewayHandle;
   let log: ReturnType<typeof memoryLog>;
-
-  beforeAll(async () => {
+  beforeAll(() => {
     log = memoryLog();
-    fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
-    await fake.start();
-    gw = await startGateway({
-      env: { UPSTREAM_MACRO_BASE_URL: fake.url, UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN, LOG_LEVEL: 'info' },
-      consumers: [reader.consumer, outsider.consumer],
-    });
   });
-  afterAll(async () => {
-    await gw?.close();
-    await fake?.close();
+  const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
+    env: { LOG_LEVEL: 'info' },
+    consumers: [reader, outsider],
+  });
+  afterAll(() => {
     overrideDefaultLogDestination(captureDestination());
   });
-  beforeEach(() => fake.reset());
 
   const requestLines = (reqId: string) => log.lines().filter((l) => l.msg === 'request' && l.reqId === reqId);
 

@@ -1,5 +1,6 @@
 // Small HTTP helper for the sandbox tests: real requests over loopback with undici.
 import { type Dispatcher, request } from 'undici';
+import { eventually } from '../helpers/eventually.js';
 
 export interface CallResult {
   status: number;
@@ -47,12 +48,9 @@ export function jsonBody(value: unknown): { body: string; headers: Record<string
   return { body: JSON.stringify(value), headers: { 'content-type': 'application/json' } };
 }
 
-export async function waitFor(predicate: () => boolean, timeoutMs = 2000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+/** The shared eventually() (test/helpers/eventually.ts, its generous ceiling) with a short step. */
+export async function waitFor(predicate: () => boolean, timeoutMs?: number): Promise<void> {
+  await eventually(predicate, { timeoutMs, intervalMs: 5 });
 }
 
 /** A settable clock for rate-limit windows and sessions. */

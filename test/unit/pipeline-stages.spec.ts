@@ -5,6 +5,7 @@ import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
 import { compose } from '../../src/proxy/compose.js';
 import type { Handler, ProxyRequest, RouteDefinition, Stage } from '../../src/proxy/pipeline.types.js';
 import { credentialsStage } from '../../src/proxy/stages/credentials.stage.js';
+import { keyEchoStage } from '../../src/proxy/stages/key-echo.stage.js';
 import {
   isValidBody,
   looksLikeJson,
@@ -55,8 +56,6 @@ describe('compose', () => {
 
 describe('credentialsStage', () => {
   const secret = 'upstream-secret-123456';
-  const redactor = new SecretRedactor();
-  redactor.register(secret);
   const credentials = {
     id: 'token:abc',
     inject: (r: ProxyRequest) => void r.query.push(['token', secret]),
@@ -69,7 +68,6 @@ describe('credentialsStage', () => {
       credentials,
       stripParams: ['token', 'sessionId'],
       stripHeaders: ['authorization', 'x-api-key'],
-      redactor,
     })(async (r) => {
       seen = r;
       return { status: 200, headers: {}, body: Buffer.from('{}') };
@@ -92,29 +90,6 @@ describe('credentialsStage', () => {
     expect(seen!.headers).toEqual({ accept: 'application/json' });
   });
 
-  it('scrubs an echo of our key from the body and from error messages', async () => {
-    const scrubs: number[] = [];
-    const stage = credentialsStage({
-      credentials,
-      stripParams: ['token'],
-      stripHeaders: [],
-      redactor,
-      onScrub: (n) => scrubs.push(n),
-    });
-    const ok = await stage(async () => ({
-      status: 200,
-      headers: {},
-      body: Buffer.from(`{"t":"${secret}","u":"${secret}"}`),
-    }))(req());
-    expect((ok.body as Buffer).toString()).toBe('{"t":"[REDACTED]","u":"[REDACTED]"}');
-    await expect(
-      stage(async () => {
-        throw new GatewayError('UPSTREAM_BAD_REQUEST', { message: `bad token ${secret}` });
-      })(req()),
-    ).rejects.toThrow('bad token [REDACTED]');
-    expect(scrubs).toEqual([2, 1]);
-  });
-
   it('retries once after the credential refreshes on an upstream auth failure', async () => {
     let calls = 0;
     let refreshed = 0;
@@ -122,7 +97,6 @@ describe('credentialsStage', () => {
       credentials: { ...credentials, onAuthFailure: async () => ++refreshed === 1 },
       stripParams: ['token'],
       stripHeaders: [],
-      redactor,
     });
     const h = stage(async (r) => {
       calls++;
@@ -132,6 +106,44 @@ describe('credentialsStage', () => {
     });
     await expect(h(req({ query: [['token', 'consumer']] }))).resolves.toMatchObject({ status: 200 });
     expect(calls).toBe(2);
+  });
+});
+
+describe('keyEchoStage', () => {
+  const secret = 'upstream-secret-123456';
+  const redactor = new SecretRedactor();
+  redactor.register(secret);
+  const secrets = [secret];
+
+  it('scrubs an echo of our key from the body, the headers and error messages', async () => {
+    const scrubs: number[] = [];
+    const stage = keyEchoStage({
+      secrets: () => secrets,
+      redact: (t) => redactor.redact(t),
+      onScrub: (n) => scrubs.push(n),
+    });
+    const ok = await stage(async () => ({
+      status: 200,
+      headers: {
+        'content-type': 'application/json',
+        'content-disposition': `attachment; filename="${secret}.json"`,
+      },
+      body: Buffer.from(`{"t":"${secret}","u":"${secret}"}`),
+    }))(req());
+    expect((ok.body as Buffer).toString()).toBe('{"t":"[REDACTED]","u":"[REDACTED]"}');
+    expect(ok.headers['content-disposition']).toBe('attachment; filename="[REDACTED].json"');
+    await expect(
+      stage(async () => {
+        throw new GatewayError('UPSTREAM_BAD_REQUEST', { message: `bad token ${secret}` });
+      })(req()),
+    ).rejects.toThrow('bad token [REDACTED]');
+    expect(scrubs).toEqual([1, 2, 1]);
+  });
+
+  it('passes a clean answer on as the same object, its body not copied', async () => {
+    const res = { status: 200, headers: { etag: '"v1"' }, body: Buffer.from('{"clean":true}') };
+    const out = await keyEchoStage({ secrets: () => secrets, redact: (t) => t })(async () => res)(req());
+    expect(out).toBe(res);
   });
 });
 

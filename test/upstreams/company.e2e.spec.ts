@@ -8,7 +8,9 @@ import {
 } from '../../src/sandbox/sandbox-data.js';
 import { COMPANY_ROUTES } from '../../src/upstreams/company/company.routes.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { eventually } from '../helpers/eventually.js';
+import { http } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { oneCallPerRequest } from './isolation.js';
 
 const UPSTREAM_TOKEN = 'sbx_company_upstream_key_2e7f9b';
@@ -18,27 +20,13 @@ describe('company interface end to end', () => {
   const writer = testConsumer({ id: 'writer', upstreams: new Set(['company']), write: true });
   const outsider = testConsumer({ id: 'outsider', upstreams: new Set(['macro']) });
   const fake = new FakeCompanyUpstream({ token: UPSTREAM_TOKEN });
-  let gw: GatewayHandle;
-
-  beforeAll(async () => {
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_COMPANY_BASE_URL: fake.url,
-        UPSTREAM_COMPANY_TOKEN: UPSTREAM_TOKEN,
-        ...oneCallPerRequest('COMPANY'),
-      },
-      consumers: [reader.consumer, writer.consumer, outsider.consumer],
-    });
+  const gw = withGateway({
+    upstreams: { company: { fake, token: UPSTREAM_TOKEN } },
+    env: oneCallPerRequest('COMPANY'),
+    consumers: [reader, writer, outsider],
   });
-  afterAll(async () => {
-    await gw?.close();
-    await fake.close();
-  });
-  beforeEach(() => fake.reset());
 
-  const get = (path: string, key = reader.key) =>
-    http(gw.url + path, { headers: { authorization: `Bearer ${key}` } });
+  const get = (path: string, key = reader.key) => gw.request(path, key);
 
   function expectCustody(consumerKey: string): void {
     expect(fake.requests).toHaveLength(1);
@@ -248,7 +236,11 @@ describe('company interface end to end', () => {
       expect((await get('/company/dictionary/regions')).status).toBe(429);
       expect(fake.calls()).toBe(1);
       fake.behave({ rateLimit: undefined });
-      await new Promise((r) => setTimeout(r, 1_200));
+      // The next tests expect the vendor to be called again: wait until the cooldown is over.
+      await eventually(async () => (await get('/company/dictionary/regions')).status === 200, {
+        intervalMs: 100,
+        what: 'the 429 cooldown to end',
+      });
     });
 
     it('our token rejected, echoed in the message → 502 without the token', async () => {

@@ -1,7 +1,9 @@
 import { FakeDealsUpstream } from '../../src/sandbox/fake-deals.upstream.js';
 import { deals } from '../../src/sandbox/sandbox-data.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { eventually } from '../helpers/eventually.js';
+import { http, startGateway } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { oneCallPerRequest } from './isolation.js';
 
 const UPSTREAM_TOKEN = 'sbx_dw_portal_key_8a41c0d3';
@@ -13,31 +15,17 @@ const outsider = testConsumer({ id: 'outsider', upstreams: new Set(['documents']
 
 describe('deal interface end to end', () => {
   const fake = new FakeDealsUpstream({ token: UPSTREAM_TOKEN, username: USERNAME, password: PASSWORD });
-  let gw: GatewayHandle;
+  const gw = withGateway({
+    upstreams: { deals: { fake, token: UPSTREAM_TOKEN } },
+    env: oneCallPerRequest('DEALS'),
+    consumers: [reader, outsider],
+  });
   const dealId = deals()[0].id;
-
-  beforeAll(async () => {
-    await fake.start();
-    gw = await startGateway({
-      env: {
-        UPSTREAM_DEALS_BASE_URL: fake.url,
-        UPSTREAM_DEALS_TOKEN: UPSTREAM_TOKEN,
-        ...oneCallPerRequest('DEALS'),
-      },
-      consumers: [reader.consumer, outsider.consumer],
-    });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await fake.close();
-  });
   beforeEach(() => {
-    fake.reset();
     fake.errorStatus = 'http200';
   });
 
-  const get = (path: string, key = reader.key) =>
-    http(gw.url + path, { headers: { authorization: `Bearer ${key}` } });
+  const get = (path: string, key = reader.key) => gw.request(path, key);
 
   it.each([
     ['Authorization: Bearer', (k: string) => ({ headers: { authorization: `Bearer ${k}` }, query: '' })],
@@ -124,7 +112,11 @@ describe('deal interface end to end', () => {
       expect(cooling.json().errors[0].code).toBe(429);
       expect(fake.calls()).toBe(1);
       fake.behave({ rateLimit: undefined });
-      await new Promise((r) => setTimeout(r, 1_200));
+      // The next tests expect the vendor to be called again: wait until the cooldown is over.
+      await eventually(async () => (await get('/deals/SearchAdvisors/getListAdvisors/')).status === 200, {
+        intervalMs: 100,
+        what: 'the 429 cooldown to end',
+      });
     });
   });
 

@@ -3,6 +3,7 @@ import { FakeDocumentsUpstream } from '../../src/sandbox/fake-documents.upstream
 import { documents } from '../../src/sandbox/sandbox-data.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, rawGet, startGateway, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 import { ampleBudget, oneCallPerRequest } from './isolation.js';
 
 const UPSTREAM_TOKEN = 'sbx_emis_portal_key_77d1e0a4';
@@ -18,27 +19,33 @@ function newFake(): FakeDocumentsUpstream {
   return new FakeDocumentsUpstream({ token: UPSTREAM_TOKEN, username: USERNAME, password: PASSWORD });
 }
 
-/** A gateway whose documents interface uses the login step against `fake`. */
+/** Settings for a gateway whose documents interface uses the login step against `fake`. */
+function loginEnv(
+  fake: FakeDocumentsUpstream,
+  extra: Record<string, string> = {},
+  deals?: FakeDealsUpstream,
+): Record<string, string> {
+  return {
+    ...oneCallPerRequest('DOCUMENTS', 'DEALS'),
+    UPSTREAM_DOCUMENTS_BASE_URL: fake.url,
+    UPSTREAM_DOCUMENTS_USERNAME: USERNAME,
+    UPSTREAM_DOCUMENTS_PASSWORD: PASSWORD,
+    UPSTREAM_DOCUMENTS_TIMEOUT_MS: '3000',
+    // Short pauses: several tests below make the gateway re-login on purpose in quick succession.
+    UPSTREAM_DOCUMENTS_LOGIN_BACKOFF_MS: '20',
+    UPSTREAM_DOCUMENTS_LOGIN_BACKOFF_MAX_MS: '40',
+    ...(deals ? { UPSTREAM_DEALS_BASE_URL: deals.url, UPSTREAM_DEALS_TOKEN: DEALS_TOKEN } : {}),
+    ...extra,
+  };
+}
+
+/** One test's own gateway (its own fake and settings), for the tests that boot one each. */
 function bootWithLogin(
   fake: FakeDocumentsUpstream,
   extra: Record<string, string> = {},
   deals?: FakeDealsUpstream,
 ): Promise<GatewayHandle> {
-  return startGateway({
-    env: {
-      ...oneCallPerRequest('DOCUMENTS', 'DEALS'),
-      UPSTREAM_DOCUMENTS_BASE_URL: fake.url,
-      UPSTREAM_DOCUMENTS_USERNAME: USERNAME,
-      UPSTREAM_DOCUMENTS_PASSWORD: PASSWORD,
-      UPSTREAM_DOCUMENTS_TIMEOUT_MS: '3000',
-      // Short pauses: several tests below make the gateway re-login on purpose in quick succession.
-      UPSTREAM_DOCUMENTS_LOGIN_BACKOFF_MS: '20',
-      UPSTREAM_DOCUMENTS_LOGIN_BACKOFF_MAX_MS: '40',
-      ...(deals ? { UPSTREAM_DEALS_BASE_URL: deals.url, UPSTREAM_DEALS_TOKEN: DEALS_TOKEN } : {}),
-      ...extra,
-    },
-    consumers: CONSUMERS,
-  });
+  return startGateway({ env: loginEnv(fake, extra, deals), consumers: CONSUMERS });
 }
 
 const bearer = (key = reader.key) => ({ authorization: `Bearer ${key}` });
@@ -88,21 +95,14 @@ describe('documents: the login step', () => {
 
   describe('with one gateway', () => {
     const fake = newFake();
-    let gw: GatewayHandle;
+    const gw = withGateway({ servers: [fake], env: () => loginEnv(fake), consumers: CONSUMERS });
     beforeAll(async () => {
-      await fake.start();
-      gw = await bootWithLogin(fake);
       // Warm: the session exists before the tests below.
       expect((await http(`${gw.url}/documents/Dictionary/getTopics/`, { headers: bearer() })).status).toBe(
         200,
       );
     });
-    afterAll(async () => {
-      await gw?.close();
-      await fake.close();
-    });
     beforeEach(() => {
-      fake.reset();
       fake.errorStatus = 'http200';
     });
 
@@ -284,28 +284,21 @@ describe('documents: the login step', () => {
 
     describe('EMIS client compatibility', () => {
       const deals = new FakeDealsUpstream({ token: DEALS_TOKEN, username: USERNAME, password: PASSWORD });
-      let gw2: GatewayHandle;
+      // The cache, coalescing and retries stay on here: the usage reports must bypass them.
+      const gw2 = withGateway({
+        upstreams: { deals: { fake: deals, token: DEALS_TOKEN } },
+        // The documents fake is the enclosing block's, already running.
+        env: () => ({
+          UPSTREAM_DOCUMENTS_BASE_URL: fake.url,
+          UPSTREAM_DOCUMENTS_USERNAME: USERNAME,
+          UPSTREAM_DOCUMENTS_PASSWORD: PASSWORD,
+          ...ampleBudget('DOCUMENTS', 'DEALS'),
+        }),
+        consumers: CONSUMERS,
+      });
       beforeAll(async () => {
-        await deals.start();
-        // The cache, coalescing and retries stay on here: the usage reports must bypass them.
-        gw2 = await startGateway({
-          env: {
-            UPSTREAM_DOCUMENTS_BASE_URL: fake.url,
-            UPSTREAM_DOCUMENTS_USERNAME: USERNAME,
-            UPSTREAM_DOCUMENTS_PASSWORD: PASSWORD,
-            UPSTREAM_DEALS_BASE_URL: deals.url,
-            UPSTREAM_DEALS_TOKEN: DEALS_TOKEN,
-            ...ampleBudget('DOCUMENTS', 'DEALS'),
-          },
-          consumers: CONSUMERS,
-        });
         expect((await http(`${gw2.url}/news/Dictionary/getTopics/`, { headers: bearer() })).status).toBe(200);
       });
-      afterAll(async () => {
-        await gw2?.close();
-        await deals.close();
-      });
-      beforeEach(() => deals.reset());
 
       const PREFIXES = ['documents', 'news', 'deals', 'dw'];
       const nothingForwarded = () => {

@@ -6,6 +6,7 @@ import {
   EmisSessionCredentials,
   type EmisSessionOptions,
 } from '../../src/upstreams/shared/emis-session.credentials.js';
+import { eventually } from '../helpers/eventually.js';
 
 const USERNAME = 'sbx_unit_user';
 const PASSWORD = 'sbx_unit_password_9f1c';
@@ -107,7 +108,8 @@ describe('EmisSessionCredentials against the documents fake', () => {
     expect(r).toBeUndefined();
     expect(sessionOf(during)).toEqual([s1]);
     expect(creds.state().state).toBe('refreshing');
-    await new Promise((res) => setTimeout(res, 100));
+    // The refresh runs in the background: wait for the fake to see the second login.
+    await eventually(() => fake.calls('/Auth/login/') >= 2, { what: 'the background re-login' });
     expect(fake.calls('/Auth/login/')).toBe(2);
     const after = request();
     await creds.inject(after);

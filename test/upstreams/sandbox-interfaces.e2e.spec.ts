@@ -1,6 +1,6 @@
-import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { http } from '../helpers/gateway.js';
+import { withGateway } from '../helpers/with-gateway.js';
 
 /**
  * Sandbox mode as `npm start` wires it (src/main.ts): the built-in fakes, documents through the login step
@@ -9,32 +9,7 @@ import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
  */
 describe('sandbox mode serves the company, document and deal interfaces', () => {
   const demo = testConsumer({ id: 'demo' });
-  let sandbox: Sandbox;
-  let gw: GatewayHandle;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox();
-    const c = sandbox.credentials;
-    gw = await startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: sandbox.macro.url,
-        UPSTREAM_MACRO_TOKEN: c.macro.token,
-        UPSTREAM_COMPANY_BASE_URL: sandbox.company.url,
-        UPSTREAM_COMPANY_TOKEN: c.company.token,
-        UPSTREAM_DOCUMENTS_BASE_URL: sandbox.documents.url,
-        UPSTREAM_DOCUMENTS_USERNAME: c.documents.username,
-        UPSTREAM_DOCUMENTS_PASSWORD: c.documents.password,
-        UPSTREAM_DEALS_BASE_URL: sandbox.deals.url,
-        UPSTREAM_DEALS_TOKEN: c.deals.token,
-      },
-      consumers: [demo.consumer],
-      sandboxed: ['macro', 'company', 'documents', 'deals'],
-    });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await sandbox?.close();
-  });
+  const gw = withGateway({ sandbox: true, consumers: [demo] });
 
   it('the README examples answer with the demo key (documents through the login step)', async () => {
     const key = demo.key;
@@ -53,7 +28,7 @@ describe('sandbox mode serves the company, document and deal interfaces', () => 
     expect(login.json()).toEqual({ data: { sessionId: key } });
     const topics = await http(`${gw.url}/news/Dictionary/getTopics/?sessionId=${encodeURIComponent(key)}`);
     expect(topics.status).toBe(200);
-    expect(sandbox.documents.logins).toBe(1);
+    expect(gw.sandbox.documents.logins).toBe(1);
     const ready = (await http(`${gw.url}/health/ready`)).json();
     const documents = ready.upstreams.find((u: { name: string }) => u.name === 'documents');
     expect(documents).toMatchObject({ sandbox: true, session: { state: 'active', logins: 1 } });

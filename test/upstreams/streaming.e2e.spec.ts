@@ -4,8 +4,10 @@ import { request } from 'undici';
 import { FakeCompanyUpstream } from '../../src/sandbox/fake-company.upstream.js';
 import { FakeDocumentsUpstream } from '../../src/sandbox/fake-documents.upstream.js';
 import { companies, documents } from '../../src/sandbox/sandbox-data.js';
+import type { FakeUpstream } from '../../src/sandbox/fake-upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { eventually } from '../helpers/eventually.js';
+import { withGateway } from '../helpers/with-gateway.js';
 
 jest.setTimeout(60_000);
 
@@ -31,7 +33,21 @@ function liveBytes(): number {
   return least;
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Waits until the upstream has stopped sending while the client does not read: backpressure has reached
+ * the fake (a streaming gateway), or the whole file has been sent (a buffering one). The same byte count in
+ * three readings 50 ms apart counts as stopped.
+ */
+async function upstreamStalled(fake: FakeUpstream): Promise<void> {
+  const seen: number[] = [];
+  await eventually(
+    () => {
+      seen.push(fake.bytesWrittenOnOpenConnections);
+      return seen.length >= 3 && seen.slice(-3).every((n) => n === seen.at(-1));
+    },
+    { intervalMs: 50, what: 'the upstream to stop sending' },
+  );
+}
 
 /**
  * Downloads `url` as a client would, counting bytes without keeping them. The client stops reading twice,
@@ -39,7 +55,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * holds little more than its stream buffers (backpressure stops the upstream read), while one that
  * buffers has the whole file in memory before it sends the first byte.
  */
-async function download(url: string, key: string, measure = true) {
+async function download(url: string, key: string, fake: FakeUpstream, measure = true) {
   const res = await request(url, { headers: { authorization: `Bearer ${key}` } });
   const it = res.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
   let bytes = 0;
@@ -51,7 +67,7 @@ async function download(url: string, key: string, measure = true) {
       bytes += r.value.length;
     }
     if (!measure || stop === Infinity) continue;
-    await pause(100);
+    await upstreamStalled(fake);
     peak = Math.max(peak, liveBytes());
   }
   return { bytes, peak, headers: res.headers, status: res.statusCode };
@@ -65,62 +81,57 @@ describe('files stream through the gateway (live memory measured)', () => {
     password: 'sbx_stream_password_1',
   });
   const companyFake = new FakeCompanyUpstream({ token: 'sbx_stream_company_token' });
-  let gw: GatewayHandle;
   const pdfKey = documents()
     .flatMap((d) => d.files)
     .find((f) => f.format === 'PDF')!.key;
   const companyId = companies()[0].companyId;
-
-  beforeAll(async () => {
-    await Promise.all([documentsFake.start(), companyFake.start()]);
-    gw = await startGateway({
-      env: {
-        UPSTREAM_COMPANY_BASE_URL: companyFake.url,
-        UPSTREAM_COMPANY_TOKEN: 'sbx_stream_company_token',
-        UPSTREAM_COMPANY_TIMEOUT_MS: '50000',
-        UPSTREAM_DOCUMENTS_BASE_URL: documentsFake.url,
-        UPSTREAM_DOCUMENTS_USERNAME: 'sbx_stream_user',
-        UPSTREAM_DOCUMENTS_PASSWORD: 'sbx_stream_password_1',
-        UPSTREAM_DOCUMENTS_TIMEOUT_MS: '50000',
-        // A buffered answer may not exceed 1 MiB: a gateway that buffered files would fail outright.
-        ATRIUM_MAX_RESPONSE_BYTES: String(MiB),
-      },
-      consumers: [app.consumer],
-    });
-  });
-  afterAll(async () => {
-    await gw?.close();
-    await Promise.all([documentsFake.close(), companyFake.close()]);
+  const gw = withGateway({
+    upstreams: {
+      company: { fake: companyFake, token: 'sbx_stream_company_token' },
+      documents: { fake: documentsFake, username: 'sbx_stream_user', password: 'sbx_stream_password_1' },
+    },
+    env: {
+      UPSTREAM_COMPANY_TIMEOUT_MS: '50000',
+      UPSTREAM_DOCUMENTS_TIMEOUT_MS: '50000',
+      // A buffered answer may not exceed 1 MiB: a gateway that buffered files would fail outright.
+      ATRIUM_MAX_RESPONSE_BYTES: String(MiB),
+    },
+    consumers: [app],
   });
 
   it.each([
     [
       'documents Search/getFile/',
       () => `${gw.url}/documents/Search/getFile/?key=${pdfKey}`,
+      documentsFake,
       'application/pdf',
     ],
     [
       'company external_download',
       () => `${gw.url}/company/companies/${companyId}/external_download/6419`,
+      companyFake,
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     ],
-  ])('%s: 50 MB pass through with live memory growing by far less than the file', async (name, url, type) => {
-    // Warm-up: pools, JIT, the documents login.
-    for (const f of [documentsFake, companyFake]) f.behave({ fileBytes: 2 * MiB });
-    expect((await download(url(), app.key, false)).status).toBe(200);
-    for (const f of [documentsFake, companyFake]) f.behave({ fileBytes: FILE_BYTES });
-    const before = liveBytes();
-    const r = await download(url(), app.key);
-    expect(r.status).toBe(200);
-    expect(r.bytes).toBe(FILE_BYTES);
-    expect(r.headers['content-type']).toBe(type);
-    expect(r.headers['content-length']).toBe(String(FILE_BYTES));
-    expect(String(r.headers['content-disposition'])).toMatch(/^attachment; filename="/);
-    const growth = r.peak - before;
-    console.log(
-      `${name}: live memory ${(before / MiB).toFixed(1)} MiB → peak ${(r.peak / MiB).toFixed(1)} MiB ` +
-        `(+${(growth / MiB).toFixed(1)} MiB for a 50 MiB file)`,
-    );
-    expect(growth).toBeLessThan(GROWTH_BOUND);
-  });
+  ])(
+    '%s: 50 MB pass through with live memory growing by far less than the file',
+    async (name, url, fake, type) => {
+      // Warm-up: pools, JIT, the documents login.
+      for (const f of [documentsFake, companyFake]) f.behave({ fileBytes: 2 * MiB });
+      expect((await download(url(), app.key, fake, false)).status).toBe(200);
+      for (const f of [documentsFake, companyFake]) f.behave({ fileBytes: FILE_BYTES });
+      const before = liveBytes();
+      const r = await download(url(), app.key, fake);
+      expect(r.status).toBe(200);
+      expect(r.bytes).toBe(FILE_BYTES);
+      expect(r.headers['content-type']).toBe(type);
+      expect(r.headers['content-length']).toBe(String(FILE_BYTES));
+      expect(String(r.headers['content-disposition'])).toMatch(/^attachment; filename="/);
+      const growth = r.peak - before;
+      console.log(
+        `${name}: live memory ${(before / MiB).toFixed(1)} MiB → peak ${(r.peak / MiB).toFixed(1)} MiB ` +
+          `(+${(growth / MiB).toFixed(1)} MiB for a 50 MiB file)`,
+      );
+      expect(growth).toBeLessThan(GROWTH_BOUND);
+    },
+  );
 });

@@ -1,30 +1,35 @@
 import { Injectable } from '@nestjs/common';
-
-const MASK = '[REDACTED]';
+import { SecretMatcher, secretForms } from './secret-forms.js';
 
 /**
- * Holds every secret the gateway knows (upstream tokens, passwords, session ids) so that error messages and
- * log lines can be scrubbed as a last line of defence. Secrets shorter than 6 characters are not registered:
- * scrubbing them would mangle ordinary text, and no real key is that short.
+ * Holds every secret the gateway knows (upstream tokens, passwords, session ids, operator tokens) so that
+ * error messages and log lines can be scrubbed as a last line of defence, in every form a vendor may echo
+ * them (see secret-forms.ts). Secrets shorter than 6 characters are not registered: scrubbing them would
+ * mangle ordinary text, and no real key is that short.
  */
 @Injectable()
 export class SecretRedactor {
   private secrets: string[] = [];
-  private buffers: Buffer[] = [];
+  /** Forms per secret, computed once at registration (a renewed session registers a new id). */
+  private readonly forms = new Map<string, readonly string[]>();
+  private matcher = new SecretMatcher([]);
   private scrubs = 0;
 
   register(secret: string | undefined): void {
-    if (!secret || secret.length < 6 || this.secrets.includes(secret)) return;
+    if (!secret || secret.length < 6 || this.forms.has(secret)) return;
+    this.forms.set(secret, secretForms(secret));
     this.secrets.push(secret);
-    // Longest first so that a secret containing another is replaced whole.
-    this.secrets.sort((a, b) => b.length - a.length);
-    this.buffers = this.secrets.map((s) => Buffer.from(s));
+    this.rebuild();
   }
 
   unregister(secret: string | undefined): void {
-    if (!secret) return;
+    if (!secret || !this.forms.delete(secret)) return;
     this.secrets = this.secrets.filter((s) => s !== secret);
-    this.buffers = this.secrets.map((s) => Buffer.from(s));
+    this.rebuild();
+  }
+
+  private rebuild(): void {
+    this.matcher = new SecretMatcher(this.secrets, (s) => this.forms.get(s) ?? []);
   }
 
   get scrubCount(): number {
@@ -32,19 +37,15 @@ export class SecretRedactor {
   }
 
   redact(text: string): string {
-    for (const s of this.secrets) {
-      if (text.includes(s)) {
-        text = text.split(s).join(MASK);
-        this.scrubs++;
-      }
-    }
-    return text;
+    if (!this.matcher.inText(text)) return text;
+    const r = this.matcher.scrubText(text);
+    this.scrubs += r.count;
+    return r.text;
   }
 
-  /** True when a body contains any known secret (a byte search, no decoding). */
+  /** True when a body contains any known secret in any form (a byte search, no decoding). */
   bufferContainsSecret(body: Buffer): boolean {
-    for (const b of this.buffers) if (body.indexOf(b) !== -1) return true;
-    return false;
+    return this.matcher.inBuffer(body);
   }
 }
 

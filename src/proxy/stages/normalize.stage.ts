@@ -24,6 +24,11 @@ export interface NormalizeOptions {
    * later stage (the upstream limits) knows the vendor said nothing and applies its own default.
    */
   readonly defaultRetryAfterSeconds?: number;
+  /**
+   * Scrubs vendor text of our secrets before it is cut to length: a secret cut in half by the length
+   * bound would no longer be recognised by the scrubbers outside.
+   */
+  readonly scrub?: (text: string) => string;
 }
 
 /** Upstream status → gateway code; a vendor mapper may override (e.g. an error sent with HTTP 200). */
@@ -205,7 +210,7 @@ export function normalizeStage(opts: NormalizeOptions): Stage {
 
   const toError = (status: number, res: TransportResponse, info: UpstreamErrorInfo): GatewayError => {
     const code = info.code ?? codeForUpstreamStatus(status);
-    const vendorMessage = clean(info.message);
+    const vendorMessage = clean(info.message && opts.scrub ? opts.scrub(info.message) : info.message);
     const base = MESSAGES[code]?.(title) ?? title + ' answered with an error.';
     return new GatewayError(code, {
       upstream: opts.upstream,

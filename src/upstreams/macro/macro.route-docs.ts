@@ -404,7 +404,7 @@ export const MACRO_DOCS: UpstreamDocs<MacroRouteId> = {
     'macro.insights.download': {
       summary: 'Download link of an insight',
       description:
-        'Answers with a `downloadLink` and its expiry, not the file; the link passes through unchanged.',
+        'Answers with a `downloadLink` and its expiry, not the file; a link carrying the vendor key is replaced by a gateway-signed link.',
       pathParams: {
         file_format: { description: 'File format of the export, e.g. `xlsx`.', example: 'xlsx' },
       },
