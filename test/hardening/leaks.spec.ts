@@ -178,6 +178,8 @@ describe('hardening: hostile vendors echo our secrets in every form', () => {
   const started = Date.now();
   let n = 500_000 + Math.floor(Math.random() * 100_000);
 
+  /** What each case's answers were (status, type, size): the report shows the scans had something to scan. */
+  const seen: string[] = [];
   const secrets = new Map<string, SecretForm[]>();
   const learn = (name: string, value: string) => {
     secrets.set(name, secretForms(value));
@@ -280,6 +282,7 @@ describe('hardening: hostile vendors echo our secrets in every form', () => {
       cases: results,
       notes: [
         `${secrets.size} secrets × every form; ${sessions.length} EMIS sessions issued; ${vendor.requests.length} vendor calls`,
+        ...seen,
       ],
     });
   });
@@ -288,8 +291,14 @@ describe('hardening: hostile vendors echo our secrets in every form', () => {
     const failures: string[] = [];
     const path = c.path.replace('{case}', encodeURIComponent(c.echo)).replace('{n}', String(++n));
     // Twice: the miss, then whatever the gateway kept (a cached answer must be as clean as the first).
-    for (const round of ['first answer', 'repeat'])
-      scanAnswer(round, await call(gw.url + path, { headers: auth }), failures);
+    const before = vendor.calls();
+    for (const round of ['first answer', 'repeat']) {
+      const a = await call(gw.url + path, { headers: auth });
+      seen.push(`${c.name}: ${round} ${a.status} ${a.headers['content-type'] ?? ''} ${a.body.length} B`);
+      scanAnswer(round, a, failures);
+    }
+    // The hostile vendor was asked (else the scan proves nothing).
+    if (vendor.calls() === before) failures.push('the vendor was never called');
     results.push({ name: c.name, survived: failures.length === 0, failures });
     expect(failures).toEqual([]);
   });
