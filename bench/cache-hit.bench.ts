@@ -3,7 +3,7 @@
 //
 // Processes: the bare server, the macro fake upstream and Atrium each run in their own process; autocannon
 // runs here, as a library. Server CPU per request comes from /proc/<pid>/stat (utime + stime), so the load
-// generator's own CPU does not count. Method as in shared/design/dependencies.md §8: 3 s warm-up per
+// generator's own CPU does not count. Method as in the design notes (dependencies.md §8): 3 s warm-up per
 // scenario, then interleaved rounds, medians, 0 errors and 0 non-2xx required.
 //
 // Two cached routes are measured: one without a query DTO (most routes) and one with one (the gateway's

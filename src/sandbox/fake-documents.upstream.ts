@@ -1,4 +1,4 @@
-// Fake EMIS Documents API ("news", shared/design/upstreams.md §4): base path /news, every documents
+// Fake EMIS Documents API, called news by the vendor (design notes, upstreams.md §4): base path /news, every documents
 // function of the spec plus the Auth functions, JSON and /xml/ variants, usage reports recorded.
 import { dateParam, emisArray } from './fake-params.js';
 import {

@@ -87,7 +87,7 @@ export async function startRedis(port: number): Promise<OwnRedis> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   // Ready when it answers a PING (or gone: then say so rather than wait out the ceiling).
   try {
-    await sharedEventually(async () => child.exitCode !== null || (await ping(port)), {
+    await sharedEventually(async () => child.exitCode !== null || (await pingRedis(port)), {
       intervalMs: 50,
       what: 'redis-server to answer PING',
     });
@@ -107,7 +107,8 @@ export async function startRedis(port: number): Promise<OwnRedis> {
   };
 }
 
-function ping(port: number): Promise<boolean> {
+/** One PING to a Redis on loopback; false on any failure or after 500 ms. */
+export function pingRedis(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect(port, '127.0.0.1');
     const done = (ok: boolean) => {

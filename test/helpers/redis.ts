@@ -52,5 +52,6 @@ export function describeRedis(name: string, fn: (ctx: RedisTestContext) => void)
   console.warn(
     `\n*** SKIPPING "${name}": no Redis at ${TEST_REDIS_URL} (start redis-server or set REDIS_URL) ***\n`,
   );
+  // The only skip in the suite: a developer without Redis still runs the rest; CI fails above instead.
   describe.skip(name, () => fn(ctx));
 }

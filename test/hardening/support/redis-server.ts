@@ -1,33 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
-
-/** A free loopback port (bound and released: Redis needs a fixed port to come back on after a kill). */
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as AddressInfo).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
+import { freePort, pingRedis } from '../../cache/cache-helpers.js';
 
 /** Whether a `redis-server` binary is on the PATH. */
 export function redisServerAvailable(): boolean {
   return spawnSync('redis-server', ['--version'], { timeout: 3000 }).status === 0;
-}
-
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect(port, '127.0.0.1');
-    const done = (ok: boolean) => {
-      s.destroy();
-      resolve(ok);
-    };
-    s.setTimeout(500, () => done(false));
-    s.on('connect', () => s.write('PING\r\n'));
-    s.on('data', (d) => done(String(d).startsWith('+PONG')));
-    s.on('error', () => done(false));
-  });
 }
 
 /**
@@ -62,7 +38,7 @@ export class RedisServer {
     );
     this.child = child;
     for (let i = 0; i < 100; i++) {
-      if (await ping(this.port)) return;
+      if (await pingRedis(this.port)) return;
       if (child.exitCode !== null)
         throw new Error(`redis-server on ${this.port} exited with ${child.exitCode}`);
       await new Promise((r) => setTimeout(r, 50));
