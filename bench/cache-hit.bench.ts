@@ -142,10 +142,10 @@ async function run(s: Scenario, seconds: number): Promise<Sample> {
  */
 async function stageOnly(): Promise<number> {
   const load = (rel: string) => import(pathToFileURL(join(ROOT, 'dist', rel)).href);
-  const { cacheStage } = await load('proxy/cache/cache.stage.js');
-  const { coalesceStage } = await load('proxy/cache/coalesce.stage.js');
+  const { cacheStage } = await load('proxy/stages/cache.stage.js');
+  const { coalesceStage } = await load('proxy/stages/coalesce.stage.js');
   const { MemoryResponseStore } = await load('proxy/cache/memory-response.store.js');
-  const { CacheMetrics } = await load('proxy/cache/cache-metrics.js');
+  const { CacheMetrics } = await load('proxy/cache-metrics.js');
   const { compose } = await load('proxy/compose.js');
   const { Registry } = await import('prom-client');
   const route = {
@@ -156,7 +156,9 @@ async function stageOnly(): Promise<number> {
     cacheTtlMs: 3_600_000,
   };
   const store = new MemoryResponseStore({ maxBytes: 64 * 1024 * 1024 });
-  const runtime = {
+  const options = {
+    upstream: 'bench',
+    routes: [route],
     store,
     settings: {
       maxEntryBytes: 1 << 20,
@@ -165,17 +167,14 @@ async function stageOnly(): Promise<number> {
       staleIfErrorMs: 0,
       negativeTtlMs: 0,
     },
-    metrics: new CacheMetrics(new Registry()),
-    contexts: new WeakMap(),
+    events: new CacheMetrics(new Registry()).forUpstream('bench'),
   };
   const body = Buffer.from('{"data":[]}');
-  const handler = compose(
-    [
-      cacheStage({ upstream: 'bench', routes: [route], runtime }),
-      coalesceStage({ upstream: 'bench', runtime }),
-    ],
-    async () => ({ status: 200, headers: { 'content-type': 'application/json' }, body }),
-  );
+  const handler = compose([cacheStage(options), coalesceStage(options)], async () => ({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body,
+  }));
   const request = () => ({
     upstream: 'bench',
     route,

@@ -4,8 +4,8 @@
 // folder-level arrow instead (for reading the layering, not for CI).
 //
 // A folder is a top-level folder of src/ with everything below it (`proxy` includes `proxy/cache`), except
-// that `core/` and `upstreams/` are shelves of independent folders: `core/auth`, `upstreams/macro`
-// (files directly in them count as `core`, `upstreams`). Files directly in src/ (main, app module) are `.`.
+// that `upstreams/` is a shelf of independent folders, one per upstream (`upstreams/macro`,
+// `upstreams/shared`). Files directly in src/ (main, app module) are `.`.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +42,7 @@ function importsOf(file) {
   return out.filter((name) => name.startsWith('.'));
 }
 
-const SHELVES = new Set(['core', 'upstreams']);
+const SHELVES = new Set(['upstreams']);
 const folderOf = (file) => {
   const parts = relative(src, dirname(file)).split(/[\\/]/).filter(Boolean);
   if (parts.length === 0) return '.';
@@ -105,7 +105,8 @@ if (cycles.length > 0) {
     const inside = new Set(scc);
     console.error(`import cycle between folders of src/: ${scc.join(', ')}`);
     for (const from of scc)
-      for (const [to, why] of edges.get(from) ?? []) if (inside.has(to)) console.error(`  ${from} -> ${to}  (${why})`);
+      for (const [to, why] of edges.get(from) ?? [])
+        if (inside.has(to)) console.error(`  ${from} -> ${to}  (${why})`);
   }
   process.exit(1);
 }

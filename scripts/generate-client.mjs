@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const outDir = resolve(process.argv[2] ?? join(root, 'client'));
 
-const { createDocumentApp } = await import(join(root, 'dist/docs/document-app.js'));
+const { createDocumentApp } = await import(join(root, 'dist/document-app.js'));
 const { buildOpenApiDocument } = await import(join(root, 'dist/docs/openapi.document.js'));
 const { generateClient } = await import(join(root, 'dist/docs/client-generator.js'));
 

@@ -11,7 +11,6 @@ import type { AtriumLogger } from './core/logging/logger.factory.js';
 import { LoggingModule } from './core/logging/logging.module.js';
 import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
-import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
 import { CompanyModule } from './upstreams/company/company.module.js';
@@ -42,7 +41,6 @@ export class AppModule {
         LoggingModule.forRoot(options.logger),
         CorsModule,
         MetricsModule,
-        UpstreamLimitsModule,
         ProxyModule,
         HealthModule,
         RedisModule,

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Public } from '../core/auth/auth.decorators.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { queryObjectOf } from '../core/http/query-string.js';
-import { ResponseCache } from '../proxy/cache/response-cache.service.js';
+import { ResponseCache } from '../proxy/response-cache.service.js';
 import type { StoreStats } from '../proxy/cache/response-store.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { AdminTokenGuard } from './admin-token.guard.js';

@@ -1,7 +1,13 @@
 import { Module } from '@nestjs/common';
+import { ProxyModule } from '../proxy/proxy.module.js';
 import { BatchController } from './batch.controller.js';
 import { BatchService } from './batch.service.js';
 
 /** `POST /batch` (README "Batch calls"). */
-@Module({ controllers: [BatchController], providers: [BatchService], exports: [BatchService] })
+@Module({
+  imports: [ProxyModule],
+  controllers: [BatchController],
+  providers: [BatchService],
+  exports: [BatchService],
+})
 export class BatchModule {}

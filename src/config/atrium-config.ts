@@ -13,7 +13,7 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
-import { RETRY_AFTER_CEILING_SECONDS } from '../core/http/retry-after.js';
+import { RETRY_AFTER_CEILING_SECONDS } from './retry-after-ceiling.js';
 
 /** The upstream interfaces Atrium fronts; each has an `UPSTREAM_<NAME>_*` config namespace. */
 export const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;

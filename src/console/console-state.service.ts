@@ -5,7 +5,7 @@ import { ATRIUM_CONFIG, UPSTREAM_NAMES, type AtriumConfig } from '../config/atri
 import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
 import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
 import { ReadinessService, type UpstreamReadiness } from '../health/readiness.service.js';
-import { METRICS_REGISTRY } from '../metrics/metrics.tokens.js';
+import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { RecentErrors, type ConsumerRejections, type ErrorEvent } from './recent-errors.service.js';
 

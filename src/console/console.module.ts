@@ -2,6 +2,8 @@ import { Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RouteMatcher } from '../batch/route-matcher.js';
+import { HealthModule } from '../health/health.module.js';
+import { ProxyModule } from '../proxy/proxy.module.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { ConsoleController } from './console.controller.js';
@@ -10,6 +12,7 @@ import { RecentErrors } from './recent-errors.service.js';
 
 /** The operator console at `/console` (README "Operator console"). */
 @Module({
+  imports: [ProxyModule, HealthModule],
   controllers: [ConsoleController],
   providers: [ConsoleStateService, OperatorGuard, RecentErrors],
 })

@@ -1,5 +1,5 @@
 import { getMetadataStorage } from 'class-validator';
-import type { ParamDoc } from './route-docs.types.js';
+import type { ParamDoc } from '../core/ports/docs.port.js';
 
 interface ConstraintMeta {
   type: string;

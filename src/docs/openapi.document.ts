@@ -3,7 +3,12 @@ import { SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { ERROR_MESSAGE, ERROR_RETRYABLE, ERROR_STATUS, type ErrorCode } from '../core/errors/error-codes.js';
 import { buildEnvelope } from '../core/errors/error-envelope.js';
 import { GatewayError, type GatewayErrorDetails } from '../core/errors/gateway-error.js';
-import { ROUTE_EXTENSION, type RouteExtension } from './route-docs.decorators.js';
+import { ModulesContainer } from '@nestjs/core';
+import {
+  documentUpstreamControllers,
+  ROUTE_EXTENSION,
+  type RouteExtension,
+} from './route-docs.decorators.js';
 import { SCHEMA_NAME_MARKER } from './schema-name.js';
 
 /** Version of the gateway's HTTP contract (not of the package): bump it when the surface changes incompatibly. */
@@ -330,6 +335,10 @@ function hoistSchemas(value: unknown, into: Json): unknown {
  * upstream. Deterministic (sorted), so the generated client can be checked for staleness.
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const controllers = [...app.get(ModulesContainer).values()].flatMap((m) =>
+    [...m.controllers.values()].map((w) => w.metatype as Function),
+  );
+  documentUpstreamControllers(controllers);
   const scanned = SwaggerModule.createDocument(
     app,
     { openapi: '3.0.3', info: { title: 'Atrium gateway', description: DESCRIPTION, version: API_VERSION } },

@@ -11,7 +11,14 @@ import {
 } from '@nestjs/swagger';
 import { WRITE_METHODS, type RouteDefinition } from '../proxy/pipeline.types.js';
 import { dtoQueryParams } from './dto-params.js';
-import type { ParamDoc, RouteDocs, SchemaDoc, UpstreamDocs } from './route-docs.types.js';
+import {
+  ROUTE_DOCS,
+  type ParamDoc,
+  type RouteDocs,
+  type RouteDocsMeta,
+  type SchemaDoc,
+  type UpstreamDocs,
+} from '../core/ports/docs.port.js';
 import { SCHEMA_NAME_MARKER } from './schema-name.js';
 
 /** Query parameters that carry a consumer key: documented as security schemes, never as parameters. */
@@ -37,12 +44,7 @@ export interface RouteExtension {
   readonly upstreamDescription?: string;
 }
 
-export interface RouteDocContext {
-  readonly upstream: string;
-  readonly prefixes: readonly string[];
-  readonly route: RouteDefinition;
-  readonly docs?: UpstreamDocs;
-}
+export type RouteDocContext = RouteDocsMeta<RouteDefinition>;
 
 const PATH_PARAM = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -242,4 +244,30 @@ export function documentRoute(
 /** The generated controller's tag: operations are grouped by upstream. */
 export function documentController(controller: new (...args: never[]) => unknown, upstream: string): void {
   ApiTags(upstream)(controller);
+}
+
+/** Controller classes already documented: their classes outlive any one app (tests build many). */
+const documented = new WeakSet<object>();
+
+/**
+ * Documents every generated upstream handler of these controllers from its ROUTE_DOCS metadata (set by the
+ * proxy's controller factory), once per class, before Swagger scans them: the docs pull from the routes,
+ * the proxy never calls the docs.
+ */
+export function documentUpstreamControllers(controllers: Iterable<Function>): void {
+  for (const controller of controllers) {
+    if (documented.has(controller)) continue;
+    const proto = controller.prototype as Record<string, unknown>;
+    let upstream: string | undefined;
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const descriptor = Object.getOwnPropertyDescriptor(proto, name);
+      if (name === 'constructor' || typeof descriptor?.value !== 'function') continue;
+      const meta = Reflect.getMetadata(ROUTE_DOCS, descriptor.value) as RouteDocContext | undefined;
+      if (!meta) continue;
+      documentRoute(proto, name, descriptor, meta);
+      upstream = meta.upstream;
+    }
+    if (upstream !== undefined) documentController(controller as new () => unknown, upstream);
+    documented.add(controller);
+  }
 }

@@ -1,4 +1,4 @@
-import type { SchemaDoc } from './route-docs.types.js';
+import type { SchemaDoc } from '../core/ports/docs.port.js';
 
 /** Marks an inline schema to be published under `components.schemas` (see openapi.document.ts). */
 export const SCHEMA_NAME_MARKER = 'x-atrium-schema-name';

@@ -1,7 +1,13 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { ProxyModule } from '../proxy/proxy.module.js';
 import { HealthController } from './health.controller.js';
 import { ReadinessService } from './readiness.service.js';
 
-@Global()
-@Module({ controllers: [HealthController], providers: [ReadinessService], exports: [ReadinessService] })
+/** `/health/live` and `/health/ready`; readiness pulls its facts from the proxy (and the Redis port). */
+@Module({
+  imports: [ProxyModule],
+  controllers: [HealthController],
+  providers: [ReadinessService],
+  exports: [ReadinessService],
+})
 export class HealthModule {}

@@ -1,16 +1,16 @@
 import { Inject, Injectable, type BeforeApplicationShutdown } from '@nestjs/common';
 import { connect } from 'node:net';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { ResponseCache } from '../proxy/response-cache.service.js';
+import { UpstreamLimitsService } from '../proxy/upstream-limits.service.js';
 
-/** Extra readiness facts contributed by other modules (limits, cache, Redis). */
-export interface ReadinessContributor {
+/** One named check of `checks`; `ok: false` makes the gateway not ready. */
+interface ReadinessCheck {
   readonly name: string;
-  /** `ok: false` makes the gateway not ready. */
   check(): Promise<{ ok: boolean; details?: Record<string, unknown> }>;
 }
-
-export const READINESS_CONTRIBUTORS = Symbol('ReadinessContributors');
 
 export interface UpstreamReadiness {
   name: string;
@@ -55,24 +55,46 @@ function isDegraded(u: UpstreamReadiness): boolean {
  * (a required check failed, shutting down). A vendor in trouble is the same on every replica, so it is
  * reported (`degraded`) but never makes the replica unready: pulling the whole fleet because one vendor of
  * four is down would take the other three down too.
+ *
+ * Pulls every fact from what it reports on, at each check: the registered upstreams (and their definitions'
+ * `readinessFacts`), their limiters, the response cache and the Redis port. Nobody pushes into it.
  */
 @Injectable()
 export class ReadinessService implements BeforeApplicationShutdown {
-  private readonly contributors: ReadinessContributor[] = [];
   private shuttingDown = false;
+  private readonly checks: readonly ReadinessCheck[];
 
   constructor(
     private readonly proxy: ProxyService,
+    private readonly limits: UpstreamLimitsService,
+    cache: ResponseCache,
+    @Inject(REDIS_CLIENT) redis: RedisClient,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
-  ) {}
-
-  addContributor(c: ReadinessContributor): void {
-    this.contributors.push(c);
+  ) {
+    // Informational: a cache in trouble degrades to the upstream.
+    const cacheCheck: ReadinessCheck = {
+      name: 'cache',
+      check: async () => ({ ok: true, details: await cache.stats() }),
+    };
+    const redisCheck: ReadinessCheck = {
+      name: 'redis',
+      check: async () => {
+        try {
+          const started = performance.now();
+          await redis!.ping();
+          return { ok: true, details: { latencyMs: Math.round(performance.now() - started) } };
+        } catch (e) {
+          return { ok: false, details: { error: (e as Error).message } };
+        }
+      },
+    };
+    this.checks = redis ? [cacheCheck, redisCheck] : [cacheCheck];
   }
 
-  /** Per-upstream facts other modules add (breaker state, cooldown, budget). */
+  /** Per-upstream facts added by upstream modules that do not declare `readinessFacts` yet. */
   private readonly upstreamFacts: Array<(name: string) => Record<string, unknown>> = [];
 
+  /** @deprecated Declare `readinessFacts` on the UpstreamDefinition instead: readiness pulls it. */
   addUpstreamFacts(fn: (name: string) => Record<string, unknown>): void {
     this.upstreamFacts.push(fn);
   }
@@ -99,6 +121,7 @@ export class ReadinessService implements BeforeApplicationShutdown {
           latencyMs: probe.ms,
         };
         if (probe.error) out.error = probe.error;
+        Object.assign(out, this.limits.facts(def.name), def.readinessFacts?.());
         for (const f of this.upstreamFacts) Object.assign(out, f(def.name));
         out.degraded = isDegraded(out);
         return out;
@@ -107,7 +130,7 @@ export class ReadinessService implements BeforeApplicationShutdown {
     const checks: Record<string, unknown> = { config: { ok: true } };
     if (this.shuttingDown) checks.shutdown = { ok: false };
     let ok = !this.shuttingDown;
-    for (const c of this.contributors) {
+    for (const c of this.checks) {
       try {
         const r = await c.check();
         checks[c.name] = r;

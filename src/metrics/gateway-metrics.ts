@@ -1,7 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { FastCounter, FastHistogram, type CounterHandle, type HistogramHandle } from './fast-metrics.js';
-import { METRICS_REGISTRY } from './metrics.tokens.js';
+import {
+  METRICS_REGISTRY,
+  type UpstreamCallRecorder,
+  type UpstreamMetrics,
+} from '../core/ports/metrics.port.js';
 import { statusClass } from './status-class.js';
 import { UpstreamTimings } from './upstream-timings.js';
 
@@ -26,14 +30,6 @@ export interface ObservedRequest {
   readonly consumer: string | undefined;
 }
 
-/** Records one upstream call (one attempt) of a route: called by the upstream-metrics pipeline stage. */
-export type UpstreamCallRecorder = (
-  routeId: string,
-  status: number | undefined,
-  ms: number,
-  requestId: string,
-) => void;
-
 interface RequestSeries {
   count: CounterHandle;
   duration: HistogramHandle;
@@ -46,7 +42,7 @@ interface RequestSeries {
  * consumer ids.
  */
 @Injectable()
-export class GatewayMetrics {
+export class GatewayMetrics implements UpstreamMetrics {
   private readonly requests: FastCounter;
   private readonly requestDuration: FastHistogram;
   private readonly gatewayDuration: FastHistogram;

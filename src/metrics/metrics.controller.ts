@@ -7,7 +7,7 @@ import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { Public } from '../core/auth/auth.decorators.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
-import { METRICS_REGISTRY } from './metrics.tokens.js';
+import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
 
 function digest(s: string): Buffer {
   return createHash('sha256').update(s).digest();

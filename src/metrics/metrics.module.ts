@@ -2,11 +2,11 @@ import { Global, Module } from '@nestjs/common';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { GatewayMetrics } from './gateway-metrics.js';
 import { MetricsController } from './metrics.controller.js';
-import { METRICS_REGISTRY } from './metrics.tokens.js';
+import { METRICS_REGISTRY, UPSTREAM_METRICS } from '../core/ports/metrics.port.js';
 import { RequestObserver } from './request-observer.js';
 import { UpstreamTimings } from './upstream-timings.js';
 
-export { METRICS_REGISTRY } from './metrics.tokens.js';
+export { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
 
 function createRegistry(): Registry {
   const registry = new Registry();
@@ -18,7 +18,8 @@ function createRegistry(): Registry {
 /**
  * Metrics: the one Prometheus registry of a gateway instance (other modules register their own counters
  * and gauges on it), the gateway's request and upstream metrics, and `GET /metrics`. A fresh registry per
- * app keeps several apps in one test process apart.
+ * app keeps several apps in one test process apart. Provides the metrics port (core/ports/metrics.port.ts):
+ * global because core and proxy reach it through those tokens and may not import this module.
  */
 @Global()
 @Module({
@@ -27,8 +28,9 @@ function createRegistry(): Registry {
     { provide: METRICS_REGISTRY, useFactory: createRegistry },
     UpstreamTimings,
     GatewayMetrics,
+    { provide: UPSTREAM_METRICS, useExisting: GatewayMetrics },
     RequestObserver,
   ],
-  exports: [METRICS_REGISTRY, GatewayMetrics, UpstreamTimings, RequestObserver],
+  exports: [METRICS_REGISTRY, UPSTREAM_METRICS, GatewayMetrics, UpstreamTimings, RequestObserver],
 })
 export class MetricsModule {}

@@ -54,6 +54,22 @@ export interface ProxyRequest {
   readonly noCache: boolean;
   /** Consumer weight for fair sharing of the upstream budget. */
   readonly weight: number;
+  /** Set by the cache stage on a cacheable miss it passes on; absent without a cache stage. */
+  readonly cacheMiss?: CacheMiss;
+}
+
+/** What the cache stage's lookup found, for the coalescing stage behind it (which works without it too). */
+export interface CacheMiss {
+  /** Id of the entry the lookup found (stale, or skipped for `no-cache`): a waiter wants a newer one. */
+  readonly previousId?: string;
+  /** A stale-while-revalidate refresh: nobody waits for it, so it never waits on another replica. */
+  readonly background: boolean;
+  /**
+   * Set by the coalescing stage when it took the miss in hand: it has stored the answer (or the 404) itself,
+   * and `shared` says whether the answer or error came from another request's call. Unset, the cache stage
+   * stores the answer.
+   */
+  coalescing?: { readonly shared: boolean };
 }
 
 export type CacheOutcome = 'HIT' | 'MISS' | 'STALE' | 'COALESCED' | 'BYPASS';

@@ -1,17 +1,12 @@
-import { Global, Inject, Logger, Module, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Logger, Module, type OnApplicationBootstrap } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
-import { RESPONSE_CACHE_PROVIDERS } from './cache/cache.providers.js';
-import { ResponseCache } from './cache/response-cache.service.js';
-import { LinkSigner } from './links/link-signer.js';
+import { LINK_SIGNER, LinkSigner } from './links/link-signer.js';
 import { SignedLinkController } from './links/signed-link.controller.js';
-import {
-  LINK_SIGNER,
-  PIPELINE_SETTINGS,
-  PipelineFactory,
-  type PipelineSettings,
-} from './pipeline.factory.js';
 import { ProxyService } from './proxy.service.js';
+import { RESPONSE_CACHE_PROVIDERS } from './response-cache.providers.js';
+import { ResponseCache } from './response-cache.service.js';
+import { UpstreamLimitsService } from './upstream-limits.service.js';
 
 function linkSigner(config: AtriumConfig, redactor: SecretRedactor): LinkSigner {
   const { links } = config;
@@ -20,23 +15,21 @@ function linkSigner(config: AtriumConfig, redactor: SecretRedactor): LinkSigner 
   return new LinkSigner({ secret: links.secret, ttlSeconds: links.ttlSeconds, publicUrl: links.publicUrl });
 }
 
-@Global()
+/**
+ * The generic proxy: one pipeline per registered upstream (pipeline.ts), the response cache, the upstream
+ * limits (budget, fairness, cooldown, AIMD, breaker, retries) and the signed-link endpoint. Knows no vendor:
+ * upstream modules import it and register their definition. Reaches metrics and Redis only through the
+ * ports in core/ports (tokens the global MetricsModule and RedisModule provide).
+ */
 @Module({
   controllers: [SignedLinkController],
   providers: [
-    PipelineFactory,
     ProxyService,
+    UpstreamLimitsService,
     ...RESPONSE_CACHE_PROVIDERS,
-    {
-      provide: PIPELINE_SETTINGS,
-      useFactory: (c: AtriumConfig): PipelineSettings => ({
-        defaultRetryAfterSeconds: c.defaultRetryAfterSeconds,
-      }),
-      inject: [ATRIUM_CONFIG],
-    },
     { provide: LINK_SIGNER, useFactory: linkSigner, inject: [ATRIUM_CONFIG, SecretRedactor] },
   ],
-  exports: [ProxyService, PipelineFactory, ResponseCache],
+  exports: [ProxyService, ResponseCache, UpstreamLimitsService],
 })
 export class ProxyModule implements OnApplicationBootstrap {
   constructor(@Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig) {}

@@ -3,17 +3,15 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { parseQuery } from '../core/http/query-string.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
-import type { LinkSigner } from './links/link-signer.js';
+import { UPSTREAM_METRICS, type UpstreamMetrics } from '../core/ports/metrics.port.js';
+import { LINK_SIGNER, type LinkSigner } from './links/link-signer.js';
+import { buildPipelines, type PipelineParts } from './pipeline.js';
 import type { Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
-import {
-  LINK_SIGNER,
-  PIPELINE_SETTINGS,
-  PipelineFactory,
-  type PipelineSettings,
-} from './pipeline.factory.js';
 import { buildProxyRequest, compileRoute, type CompiledRoute } from './request-builder.js';
+import { ResponseCache } from './response-cache.service.js';
 import { UndiciTransport } from './transport/undici.transport.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
+import { UpstreamLimitsService } from './upstream-limits.service.js';
 
 export interface RegisteredUpstream {
   readonly def: UpstreamDefinition;
@@ -36,20 +34,23 @@ export class ProxyService implements OnApplicationShutdown {
   private readonly logger = new Logger('Proxy');
   private readonly upstreams = new Map<string, RegisteredUpstream>();
   private readonly routes = new Map<RouteDefinition, CompiledRoute & { handler: Handler }>();
+  private readonly parts: PipelineParts;
 
   constructor(
-    private readonly pipeline: PipelineFactory,
     private readonly redactor: SecretRedactor,
-    @Inject(PIPELINE_SETTINGS) private readonly settings: PipelineSettings,
     @Inject(LINK_SIGNER) private readonly signer: LinkSigner,
-  ) {}
+    cache: ResponseCache,
+    limits: UpstreamLimitsService,
+    @Inject(UPSTREAM_METRICS) metrics: UpstreamMetrics,
+  ) {
+    this.parts = { cache, limits, metrics, signer, redact: (t) => redactor.redact(t) };
+  }
 
   register(def: UpstreamDefinition): void {
     if (this.upstreams.has(def.name)) throw new Error(`upstream ${def.name} registered twice`);
     const transport = new UndiciTransport({ ...def.transport, upstream: def.name, title: def.title });
-    const handler = this.pipeline.build(def, transport.handler, this.settings);
+    const { handler, linkHandler } = buildPipelines(def, transport.handler, this.parts);
     for (const s of def.credentials.secrets()) this.redactor.register(s);
-    const linkHandler = this.pipeline.buildLinkHandler(def, transport.handler);
     // A bounded id for metrics and logs; the target itself is signed data, never a route.
     const linkRoute: RouteDefinition = {
       id: `${def.name}.signed_link`,

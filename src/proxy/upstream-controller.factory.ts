@@ -12,8 +12,7 @@ import {
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UpstreamAccess } from '../core/auth/auth.decorators.js';
-import { documentController, documentRoute } from '../docs/route-docs.decorators.js';
-import type { UpstreamDocs } from '../docs/route-docs.types.js';
+import { ROUTE_DOCS, type RouteDocsMeta, type UpstreamDocs } from '../core/ports/docs.port.js';
 import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
 import { nestPathOf } from './request-builder.js';
 import { ProxyService, sendProxyResponse } from './proxy.service.js';
@@ -48,8 +47,9 @@ function methodNameOf(route: RouteDefinition): string {
 
 /**
  * One thin controller per upstream, generated from its typed route table: each route becomes a handler
- * with the route's method and path, its access metadata for the global guard, and its query DTO for the
- * ValidationPipe. The handler only forwards; all behaviour lives in the pipeline.
+ * with the route's method and path, its access metadata for the global guard, its query DTO for the
+ * ValidationPipe, and what the docs module needs (ROUTE_DOCS). The handler only forwards; all behaviour
+ * lives in the pipeline.
  */
 export function createUpstreamController(table: UpstreamRouteTable): Type<unknown> {
   @Controller([...table.prefixes])
@@ -93,14 +93,14 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
     RouteConfig({
       [ATRIUM_ROUTE_CONFIG]: { upstream: table.name, routeId: route.id, route } satisfies AtriumRouteConfig,
     })(target, name, descriptor);
-    documentRoute(target, name, descriptor, {
+    // The docs module documents the handler from this when it builds the OpenAPI document (it pulls).
+    SetMetadata(ROUTE_DOCS, {
       upstream: table.name,
       prefixes: table.prefixes,
       route,
       docs: table.docs,
-    });
+    } satisfies RouteDocsMeta<RouteDefinition>)(target, name, descriptor);
   }
-  documentController(UpstreamController, table.name);
   const className = table.name.charAt(0).toUpperCase() + table.name.slice(1) + 'Controller';
   Object.defineProperty(UpstreamController, 'name', { value: className });
   return UpstreamController;

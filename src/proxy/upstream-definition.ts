@@ -30,4 +30,10 @@ export interface UpstreamDefinition {
   readonly timeoutMs: number;
   /** Vendor conventions applied to every built request before the pipeline (e.g. how XML is asked for). */
   readonly shapeRequest?: (req: ProxyRequest) => void;
+  /**
+   * Facts of this upstream for `/health/ready` beyond reachability and limits (e.g. `{ session: … }` of a
+   * login-based credential). Readiness pulls it at each check; `session.state === 'backoff'` marks the
+   * upstream degraded.
+   */
+  readonly readinessFacts?: () => Record<string, unknown>;
 }

@@ -9,10 +9,9 @@ import {
 } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
-import { ReadinessService } from '../health/readiness.service.js';
+import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
 
-/** The shared ioredis client, or null when REDIS_URL is not set (single instance, in-memory state). */
-export const REDIS_CLIENT = Symbol('RedisClient');
+export { REDIS_CLIENT } from '../core/ports/redis.port.js';
 
 export function createRedisClient(url: string): Redis {
   return new Redis(url, {
@@ -30,10 +29,7 @@ export function createRedisClient(url: string): Redis {
 class RedisLifecycle implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Redis');
 
-  constructor(
-    @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
-    private readonly readiness: ReadinessService,
-  ) {}
+  constructor(@Inject(REDIS_CLIENT) private readonly redis: RedisClient) {}
 
   onModuleInit(): void {
     if (!this.redis) return;
@@ -47,18 +43,6 @@ class RedisLifecycle implements OnModuleInit, OnApplicationShutdown {
       if (down) this.logger.log('Redis is back');
       down = false;
     });
-    this.readiness.addContributor({
-      name: 'redis',
-      check: async () => {
-        try {
-          const started = performance.now();
-          await this.redis!.ping();
-          return { ok: true, details: { latencyMs: Math.round(performance.now() - started) } };
-        } catch (e) {
-          return { ok: false, details: { error: (e as Error).message } };
-        }
-      },
-    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -71,12 +55,17 @@ class RedisLifecycle implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
+/**
+ * The Redis adapter: provides the REDIS_CLIENT port (core/ports) and owns the client's lifecycle. Global
+ * because core (the consumer throttler) and proxy (the limits) reach it through the port token and may not
+ * import this module; readiness pings it through the same token.
+ */
 @Global()
 @Module({
   providers: [
     {
       provide: REDIS_CLIENT,
-      useFactory: (c: AtriumConfig): Redis | null => (c.redisUrl ? createRedisClient(c.redisUrl) : null),
+      useFactory: (c: AtriumConfig): RedisClient => (c.redisUrl ? createRedisClient(c.redisUrl) : null),
       inject: [ATRIUM_CONFIG],
     },
     RedisLifecycle,

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { METRICS_REGISTRY } from '../../src/metrics/metrics.tokens.js';
+import { METRICS_REGISTRY } from '../../src/core/ports/metrics.port.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http } from '../helpers/gateway.js';

@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
 import { Registry } from 'prom-client';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
-import { CacheMetrics } from '../../src/proxy/cache/cache-metrics.js';
-import type { CacheRuntime, CacheSettings } from '../../src/proxy/cache/cache-runtime.js';
-import { cacheStage } from '../../src/proxy/cache/cache.stage.js';
-import { coalesceStage } from '../../src/proxy/cache/coalesce.stage.js';
+import { CacheMetrics } from '../../src/proxy/cache-metrics.js';
+import type { CacheSettings } from '../../src/proxy/cache/cache-settings.js';
 import { MemoryResponseStore } from '../../src/proxy/cache/memory-response.store.js';
+import { cacheStage } from '../../src/proxy/stages/cache.stage.js';
+import { coalesceStage } from '../../src/proxy/stages/coalesce.stage.js';
 import { resolveTtlMs } from '../../src/proxy/cache/cache-policy.js';
 import { compose } from '../../src/proxy/compose.js';
 import type {
@@ -70,20 +70,15 @@ class Upstream {
 function setup(settings: Partial<CacheSettings> = {}, maxBytes = 1024 * 1024) {
   const registry = new Registry();
   const store = new MemoryResponseStore({ maxBytes });
-  const runtime: CacheRuntime = {
+  const options = {
+    upstream: 't',
+    routes: Object.values(routes),
     store,
     settings: { ...BASE, ...settings },
-    metrics: new CacheMetrics(registry),
-    contexts: new WeakMap(),
+    events: new CacheMetrics(registry).forUpstream('t'),
   };
   const upstream = new Upstream();
-  const handler = compose(
-    [
-      cacheStage({ upstream: 't', routes: Object.values(routes), runtime }),
-      coalesceStage({ upstream: 't', runtime }),
-    ],
-    upstream.handler,
-  );
+  const handler = compose([cacheStage(options), coalesceStage(options)], upstream.handler);
   const call = (route: RouteDefinition = routes.list, partial: Partial<ProxyRequest> = {}) =>
     handler({
       upstream: 't',

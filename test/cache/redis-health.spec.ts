@@ -1,4 +1,4 @@
-import { RedisHealth, RedisTimeoutError } from '../../src/proxy/cache/redis-health.js';
+import { RedisHealth, RedisTimeoutError } from '../../src/core/redis/redis-health.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 describe('RedisHealth', () => {

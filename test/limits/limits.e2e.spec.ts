@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
-import { METRICS_REGISTRY } from '../../src/metrics/metrics.tokens.js';
-import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js';
+import { METRICS_REGISTRY } from '../../src/core/ports/metrics.port.js';
+import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';

@@ -1,8 +1,8 @@
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { compose } from '../../src/proxy/compose.js';
 import { RetryBudget } from '../../src/proxy/limits/retry-budget.js';
-import { mayRetry, retryStage, type RetryStageOptions } from '../../src/proxy/limits/retry.stage.js';
-import { upstreamLimitStage } from '../../src/proxy/limits/upstream-limit.stage.js';
+import { mayRetry, retryStage, type RetryStageOptions } from '../../src/proxy/stages/retry.stage.js';
+import { upstreamLimitStage } from '../../src/proxy/stages/upstream-limit.stage.js';
 import { UpstreamLimiter } from '../../src/proxy/limits/upstream-limiter.js';
 import type { Handler, HttpMethod, ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
 import { GET_ROUTE, limiterOptions, proxyRequest } from './helpers/requests.js';

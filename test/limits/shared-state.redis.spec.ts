@@ -1,4 +1,4 @@
-import { UpstreamLimitsService } from '../../src/proxy/limits/limits.service.js';
+import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';

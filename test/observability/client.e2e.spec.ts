@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AtriumClient, AtriumError } from '../../client/index.js';
 import { generateClient } from '../../src/docs/client-generator.js';
-import { createDocumentApp } from '../../src/docs/document-app.js';
+import { createDocumentApp } from '../../src/document-app.js';
 import { buildOpenApiDocument } from '../../src/docs/openapi.document.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';

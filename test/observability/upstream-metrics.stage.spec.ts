@@ -1,7 +1,7 @@
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { compose } from '../../src/proxy/compose.js';
 import type { Handler, ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
-import { upstreamMetricsStage } from '../../src/metrics/upstream-metrics.stage.js';
+import { upstreamMetricsStage } from '../../src/proxy/stages/upstream-metrics.stage.js';
 import { statusClass } from '../../src/metrics/status-class.js';
 
 const req = (requestId: string): ProxyRequest => ({

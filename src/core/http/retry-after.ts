@@ -1,3 +1,5 @@
+import { RETRY_AFTER_CEILING_SECONDS } from '../../config/retry-after-ceiling.js';
+
 /**
  * When may a rate-limited caller try again? Reads `Retry-After` (delta seconds or an HTTP date) and the
  * `X-RateLimit-Reset` / `RateLimit-Reset` family (delta seconds, or an epoch timestamp in seconds or ms).
@@ -55,11 +57,7 @@ export function parseResetValue(value: string, now: number = Date.now()): number
   return clampSeconds(n);
 }
 
-/**
- * The parser's own bound, a day: also the highest value the cooldown maximum may be configured to
- * (`UPSTREAM_<NAME>_COOLDOWN_MAX_SECONDS`), so no header and no setting can wait longer.
- */
-export const RETRY_AFTER_CEILING_SECONDS = 86_400;
+export { RETRY_AFTER_CEILING_SECONDS };
 
 function clampSeconds(s: number): number {
   if (!Number.isFinite(s)) return RETRY_AFTER_CEILING_SECONDS;

@@ -3,8 +3,8 @@ import { ThrottlerModule, type ThrottlerModuleOptions } from '@nestjs/throttler'
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
-import { METRICS_REGISTRY } from '../../metrics/metrics.tokens.js';
-import { REDIS_CLIENT } from '../../redis/redis.module.js';
+import { METRICS_REGISTRY } from '../ports/metrics.port.js';
+import { REDIS_CLIENT } from '../ports/redis.port.js';
 import {
   CONSUMER_THROTTLER_METRICS,
   ConsumerThrottlerGuard,

@@ -68,3 +68,25 @@ export function routePolicies(
   const writeFamilies = new Set(routes.filter((r) => WRITE_METHODS.has(r.method)).map((r) => r.family));
   return new Map(routes.map((r) => [r, routePolicy(upstream, r, overrides, writeFamilies)]));
 }
+
+export type CachedPolicy = Extract<RoutePolicy, { kind: 'cache' }>;
+
+/**
+ * The policy of any route of an upstream: decided once per route of the table, and once (then remembered)
+ * for a route outside it (tests build requests by hand). What the cache and coalescing stages each build.
+ */
+export function policyLookup(
+  upstream: string,
+  routes: readonly RouteDefinition[],
+  overrides: Readonly<Record<string, number>>,
+): (route: RouteDefinition) => RoutePolicy {
+  const policies = routePolicies(upstream, routes, overrides);
+  return (route) => {
+    let p = policies.get(route);
+    if (p === undefined) {
+      p = routePolicy(upstream, route, overrides, new Set());
+      policies.set(route, p);
+    }
+    return p;
+  };
+}

@@ -8,7 +8,7 @@ import { ERROR_STATUS } from '../../core/errors/error-codes.js';
 import { GatewayError } from '../../core/errors/gateway-error.js';
 import { decodeEntry, encodeEntry, type CacheEntry } from './cache-entry.js';
 import { pathOfKey, type CacheKey } from './cache-key.js';
-import { RedisHealth, RedisTimeoutError } from './redis-health.js';
+import { RedisHealth, RedisTimeoutError } from '../../core/redis/redis-health.js';
 import type { Lease, MissRole, ResponseStore, StoreStats, WaitResult } from './response-store.js';
 
 export interface RedisStoreOptions {

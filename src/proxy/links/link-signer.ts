@@ -97,3 +97,6 @@ export class LinkSigner {
     return { upstream, target };
   }
 }
+
+/** The LinkSigner of gateway-signed download links (README "Key custody"). */
+export const LINK_SIGNER = Symbol('LinkSigner');

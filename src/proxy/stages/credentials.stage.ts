@@ -1,6 +1,6 @@
 import { GatewayError } from '../../core/errors/gateway-error.js';
 import type { Stage, UpstreamCredentials } from '../pipeline.types.js';
-import { credentialStrip } from './credential-strip.js';
+import { credentialStrip } from '../credential-strip.js';
 
 export interface CredentialsStageOptions {
   readonly credentials: UpstreamCredentials;

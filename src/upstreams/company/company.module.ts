@@ -1,5 +1,6 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
+import { ProxyModule } from '../../proxy/proxy.module.js';
 import { ProxyService } from '../../proxy/proxy.service.js';
 import { createUpstreamController } from '../../proxy/upstream-controller.factory.js';
 import type { UpstreamDefinition } from '../../proxy/upstream-definition.js';
@@ -43,6 +44,7 @@ export const CompanyController = createUpstreamController({
 
 /** The company data interface v2 (EMIS) under `/company`. */
 @Module({
+  imports: [ProxyModule],
   controllers: [CompanyController],
   providers: [{ provide: COMPANY_DEFINITION, useFactory: companyDefinition, inject: [ATRIUM_CONFIG] }],
 })

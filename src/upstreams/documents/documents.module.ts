@@ -3,6 +3,8 @@ import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js'
 import { ErrorShapeRegistry } from '../../core/errors/error-shape.registry.js';
 import { SecretRedactor } from '../../core/logging/secret-redactor.js';
 import { ReadinessService } from '../../health/readiness.service.js';
+import { HealthModule } from '../../health/health.module.js';
+import { ProxyModule } from '../../proxy/proxy.module.js';
 import { ProxyService } from '../../proxy/proxy.service.js';
 import { createUpstreamController } from '../../proxy/upstream-controller.factory.js';
 import type { UpstreamDefinition } from '../../proxy/upstream-definition.js';
@@ -39,6 +41,7 @@ export const DocumentsAuthController = createEmisAuthController({
 
 /** The document interface (EMIS Documents) under `/documents` and its client's own `/news`. */
 @Module({
+  imports: [ProxyModule, HealthModule],
   controllers: [DocumentsAuthController, DocumentsController],
   providers: [
     {

@@ -1,6 +1,7 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { ErrorShapeRegistry } from '../../core/errors/error-shape.registry.js';
+import { ProxyModule } from '../../proxy/proxy.module.js';
 import { ProxyService } from '../../proxy/proxy.service.js';
 import { createUpstreamController } from '../../proxy/upstream-controller.factory.js';
 import type { UpstreamDefinition } from '../../proxy/upstream-definition.js';
@@ -48,6 +49,7 @@ export const MacroController = createUpstreamController({
 
 /** The macroeconomic interface (CEIC v2) under `/macro`. */
 @Module({
+  imports: [ProxyModule],
   controllers: [MacroLoginController, MacroController],
   providers: [{ provide: MACRO_DEFINITION, useFactory: macroDefinition, inject: [ATRIUM_CONFIG] }],
 })

@@ -1,4 +1,4 @@
-import type { ParamDoc, UpstreamDocs } from '../../docs/route-docs.types.js';
+import type { ParamDoc, UpstreamDocs } from '../../core/ports/docs.port.js';
 import { namedSchema } from '../../docs/schema-name.js';
 import { MACRO_LANGUAGES } from './macro.constants.js';
 import type { MACRO_ROUTES } from './macro.routes.js';

@@ -1,4 +1,4 @@
-import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../../core/time/clock.js';
+import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../time/clock.js';
 
 export interface RedisHealthOptions {
   /** Logs one line per transition (down, back). */

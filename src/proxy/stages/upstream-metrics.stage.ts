@@ -1,6 +1,6 @@
-import { GatewayError } from '../core/errors/gateway-error.js';
-import type { Stage } from '../proxy/pipeline.types.js';
-import type { UpstreamCallRecorder } from './gateway-metrics.js';
+import { GatewayError } from '../../core/errors/gateway-error.js';
+import type { Stage } from '../pipeline.types.js';
+import type { UpstreamCallRecorder } from '../../core/ports/metrics.port.js';
 
 export interface UpstreamMetricsStageOptions {
   /** Called once per upstream call with the route id, the upstream's HTTP status (undefined: no answer), ms. */

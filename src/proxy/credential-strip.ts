@@ -1,7 +1,7 @@
-import { GatewayError } from '../../core/errors/gateway-error.js';
-import { paramNameMatcher } from '../../core/http/param-name.js';
-import { removeFormParams, removeJsonMembers, writeBodyKind } from '../../core/http/write-body.js';
-import type { ProxyRequest } from '../pipeline.types.js';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import { paramNameMatcher } from '../core/http/param-name.js';
+import { removeFormParams, removeJsonMembers, writeBodyKind } from '../core/http/write-body.js';
+import type { ProxyRequest } from './pipeline.types.js';
 
 /** Removes every consumer credential from a request before the upstream's own is injected. */
 export type CredentialStrip = (req: ProxyRequest) => void;

@@ -1,8 +1,8 @@
 import type { GatewayError } from '../../core/errors/gateway-error.js';
 import type { ProxyRequest, Stage } from '../pipeline.types.js';
-import { fullJitterDelayMs } from './backoff.js';
-import { isRetryable } from './outcome.js';
-import type { RetryBudget } from './retry-budget.js';
+import { fullJitterDelayMs } from '../limits/backoff.js';
+import { isRetryable } from '../limits/outcome.js';
+import type { RetryBudget } from '../limits/retry-budget.js';
 import type { LimitGate } from './upstream-limit.stage.js';
 
 export interface RetryStageOptions {

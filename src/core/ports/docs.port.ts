@@ -1,5 +1,5 @@
 /**
- * Documentation of upstream operations, kept beside each upstream's route table (the tables stay the single
+ * The docs port. Documentation of upstream operations, kept beside each upstream's route table (the tables stay the single
  * source of the routes; these only annotate them by route id). Everything is optional: an operation without
  * docs is still documented from its route (method, path, path parameters, query DTO, TTL, side effects).
  */
@@ -77,4 +77,19 @@ export interface UpstreamDocs<RouteId extends string = string> {
     Record<string, { readonly description?: string; readonly example?: string }>
   >;
   readonly routes?: Partial<Readonly<Record<RouteId, RouteDocs>>>;
+}
+
+/**
+ * Metadata key on every generated upstream handler (proxy/upstream-controller.factory.ts): what the docs
+ * module needs to document it. The docs module pulls it when it builds the OpenAPI document; the proxy
+ * never calls the docs.
+ */
+export const ROUTE_DOCS = Symbol('RouteDocs');
+
+/** The value stored under ROUTE_DOCS (`Route`: the proxy's RouteDefinition). */
+export interface RouteDocsMeta<Route = unknown> {
+  readonly upstream: string;
+  readonly prefixes: readonly string[];
+  readonly route: Route;
+  readonly docs?: UpstreamDocs;
 }

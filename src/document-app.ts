@@ -1,9 +1,9 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { NestFactory } from '@nestjs/core';
-import { AppModule } from '../app.module.js';
-import { loadConfig, UPSTREAM_NAMES } from '../config/atrium-config.js';
-import { createAdapter, NEST_APP_OPTIONS } from '../configure-app.js';
-import { createLogger } from '../core/logging/logger.factory.js';
+import { AppModule } from './app.module.js';
+import { loadConfig, UPSTREAM_NAMES } from './config/atrium-config.js';
+import { createAdapter, NEST_APP_OPTIONS } from './configure-app.js';
+import { createLogger } from './core/logging/logger.factory.js';
 
 /**
  * The gateway application as the docs see it: every module and route, no server, no upstream connection

@@ -1,35 +1,25 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
-import { ATRIUM_CONFIG, type AtriumConfig, type UpstreamName } from '../../config/atrium-config.js';
-import { CONSUMER_STORE } from '../../core/auth/consumer-auth.guard.js';
-import type { ConsumerStore } from '../../core/auth/consumer-store.service.js';
+import {
+  ATRIUM_CONFIG,
+  type AtriumConfig,
+  type UpstreamLimitsConfig,
+  type UpstreamName,
+} from '../config/atrium-config.js';
+import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
+import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
+import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
+import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
 import {
   collectedGauge,
   rateLimitedCounter,
   redisErrorsCounter,
-} from '../../core/throttling/throttling.metrics.js';
-import { METRICS_REGISTRY } from '../../metrics/metrics.tokens.js';
-import type { UpstreamDefinition } from '../upstream-definition.js';
-import { BREAKER_STATE_VALUE } from './circuit-breaker.js';
-import { parseCooldownMessage, RedisBudgetStore } from './redis-budget.store.js';
-import { RetryBudget } from './retry-budget.js';
-import type { RetryStageOptions } from './retry.stage.js';
-import type { UpstreamLimitStageOptions } from './upstream-limit.stage.js';
-import { UpstreamLimiter } from './upstream-limiter.js';
-
-/**
- * The shared Redis client as the limits see it (UpstreamLimitsModule provides it from REDIS_CLIENT; a token
- * of our own keeps redis.module → readiness → proxy → limits from becoming an import cycle).
- */
-export const LIMITS_REDIS = Symbol('LimitsRedis');
-
-/** The options of one upstream's limit and retry stages (PipelineFactory puts them in the list). */
-export interface UpstreamLimitStages {
-  readonly limiter: UpstreamLimiter;
-  readonly limit: UpstreamLimitStageOptions;
-  readonly retry: RetryStageOptions;
-}
+} from '../core/throttling/throttling.metrics.js';
+import { BREAKER_STATE_VALUE } from './limits/circuit-breaker.js';
+import { parseCooldownMessage, RedisBudgetStore } from './limits/redis-budget.store.js';
+import { UpstreamLimiter } from './limits/upstream-limiter.js';
+import type { UpstreamDefinition } from './upstream-definition.js';
 
 // The shared state is read every so often for readiness, metrics and any cooldown missed on pub/sub.
 const STATUS_EVERY_MS = 2_000;
@@ -50,7 +40,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
 
   constructor(
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
-    @Inject(LIMITS_REDIS) private readonly redis: Redis | null,
+    @Inject(REDIS_CLIENT) private readonly redis: RedisClient,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
     @Inject(CONSUMER_STORE) private readonly consumers: ConsumerStore,
   ) {
@@ -67,8 +57,11 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
       });
   }
 
-  /** The limiter and stage options of an upstream (built once; the pipeline is composed once). */
-  forUpstream(def: UpstreamDefinition): UpstreamLimitStages {
+  /**
+   * The limiter of an upstream, built once from its config: the pipeline shares it between the limit and
+   * retry stages (and the signed-link pipeline), so each call and each retry spends one budget.
+   */
+  limiterFor(def: UpstreamDefinition): UpstreamLimiter {
     const u = this.config.upstreams[def.name as UpstreamName];
     if (!u) throw new Error(`limits: no configuration for upstream ${def.name}`);
     if (this.limiters.has(def.name)) throw new Error(`limits: upstream ${def.name} built twice`);
@@ -114,20 +107,32 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
       },
     );
     this.limiters.set(def.name, limiter);
-    const rateLimited = rateLimitedCounter(this.registry).labels({ upstream: def.name, kind: 'upstream' });
-    const retries = this.retries.labels({ upstream: def.name });
-    return {
-      limiter,
-      limit: { gate: limiter, onRateLimited: () => rateLimited.inc() },
-      retry: {
-        attempts: l.retry.attempts,
-        baseMs: l.retry.baseMs,
-        maxBackoffMs: l.retry.maxBackoffMs,
-        budget: new RetryBudget({ ratio: l.retry.budgetRatio }),
-        gate: limiter,
-        onRetry: () => retries.inc(),
-      },
-    };
+    return limiter;
+  }
+
+  /** The retry settings of an upstream's retry stage. */
+  retrySettings(upstream: string): UpstreamLimitsConfig['retry'] {
+    const u = this.config.upstreams[upstream as UpstreamName];
+    if (!u) throw new Error(`limits: no configuration for upstream ${upstream}`);
+    return u.limits.retry;
+  }
+
+  /** Counts every 429 UPSTREAM_RATE_LIMITED the limit stage passes on. */
+  rateLimitedRecorder(upstream: string): () => void {
+    const c = rateLimitedCounter(this.registry).labels({ upstream, kind: 'upstream' });
+    return () => c.inc();
+  }
+
+  /** Counts the retries of the retry stage. */
+  retryRecorder(upstream: string): () => void {
+    const c = this.retries.labels({ upstream });
+    return () => c.inc();
+  }
+
+  /** Breaker, cooldown and budget of an upstream, for `/health/ready` (empty before its pipeline exists). */
+  facts(upstream: string): Record<string, unknown> {
+    const l = this.limiters.get(upstream);
+    return l ? { ...l.facts() } : {};
   }
 
   limiter(name: string): UpstreamLimiter | undefined {

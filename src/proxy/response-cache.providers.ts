@@ -1,30 +1,13 @@
-import { Injectable, Logger, type OnModuleInit, type Provider } from '@nestjs/common';
+import { Logger, type Provider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
-import { ReadinessService } from '../../health/readiness.service.js';
-import { METRICS_REGISTRY } from '../../metrics/metrics.tokens.js';
-import { CACHE_TTL } from '../cache-ttl.js';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
 import { CACHE_METRICS, CacheMetrics } from './cache-metrics.js';
-import { MemoryResponseStore } from './memory-response.store.js';
-import { RedisResponseStore } from './redis-response.store.js';
+import { CACHE_TTL } from './cache-ttl.js';
+import { MemoryResponseStore } from './cache/memory-response.store.js';
+import { RedisResponseStore } from './cache/redis-response.store.js';
+import { RESPONSE_STORE, type ResponseStore } from './cache/response-store.js';
 import { ResponseCache } from './response-cache.service.js';
-import { RESPONSE_STORE, type ResponseStore } from './response-store.js';
-
-/** Shows the cache in `/health/ready`. Informational: a cache in trouble degrades to the upstream. */
-@Injectable()
-class CacheReadiness implements OnModuleInit {
-  constructor(
-    private readonly readiness: ReadinessService,
-    private readonly cache: ResponseCache,
-  ) {}
-
-  onModuleInit(): void {
-    this.readiness.addContributor({
-      name: 'cache',
-      check: async () => ({ ok: true, details: await this.cache.stats() }),
-    });
-  }
-}
 
 /** Longest time any entry may be kept: the invalidation index of a scope must outlive its entries. */
 function longestRetentionMs(config: AtriumConfig): number {
@@ -60,5 +43,4 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
     inject: [ATRIUM_CONFIG, CACHE_METRICS],
   },
   ResponseCache,
-  CacheReadiness,
 ];

@@ -1,0 +1,95 @@
+import { CONSUMER_KEY_HEADERS, CONSUMER_KEY_QUERY_PARAMS } from '../core/auth/consumer.js';
+import type { UpstreamMetrics } from '../core/ports/metrics.port.js';
+import { compose } from './compose.js';
+import { RetryBudget } from './limits/retry-budget.js';
+import { LinkRewriter } from './links/link-rewriter.js';
+import type { LinkSigner } from './links/link-signer.js';
+import type { Handler } from './pipeline.types.js';
+import type { ResponseCache } from './response-cache.service.js';
+import { cacheStage } from './stages/cache.stage.js';
+import { coalesceStage } from './stages/coalesce.stage.js';
+import { credentialsStage } from './stages/credentials.stage.js';
+import { keyEchoStage } from './stages/key-echo.stage.js';
+import { normalizeStage } from './stages/normalize.stage.js';
+import { retryStage } from './stages/retry.stage.js';
+import { upstreamLimitStage } from './stages/upstream-limit.stage.js';
+import { upstreamMetricsStage } from './stages/upstream-metrics.stage.js';
+import type { UpstreamDefinition } from './upstream-definition.js';
+import type { UpstreamLimitsService } from './upstream-limits.service.js';
+
+/** What the stages of every upstream share (ProxyService holds them). */
+export interface PipelineParts {
+  readonly cache: ResponseCache;
+  readonly limits: UpstreamLimitsService;
+  readonly metrics: UpstreamMetrics;
+  readonly redact: (text: string) => string;
+  readonly signer: LinkSigner;
+}
+
+export interface UpstreamPipelines {
+  /** Every routed call of the upstream. */
+  readonly handler: Handler;
+  /** Follows the upstream's signed links: a streamed GET with our credential, never cached or retried. */
+  readonly linkHandler: Handler;
+}
+
+/**
+ * The request path of one upstream, outermost stage first (architecture §3): each stage in its own file in
+ * `stages/`, each option visible here. Composed once per upstream, at registration.
+ */
+export function buildPipelines(
+  def: UpstreamDefinition,
+  transport: Handler,
+  p: PipelineParts,
+): UpstreamPipelines {
+  const { name } = def;
+  // One limiter per upstream: the limit stage takes a token per call, the retry stage one per retry, and
+  // the signed-link pipeline spends the same budget.
+  const limiter = p.limits.limiterFor(def);
+  const retry = p.limits.retrySettings(name);
+  const cache = { upstream: name, routes: def.routes, ...p.cache.stageOptions(name) };
+  const limit = { gate: limiter, onRateLimited: p.limits.rateLimitedRecorder(name) };
+  const echo = { secrets: () => def.credentials.secrets(), redact: p.redact };
+  const onScrub = p.metrics.keyEchoScrubRecorder(name);
+  const keys = { stripParams: CONSUMER_KEY_QUERY_PARAMS, stripHeaders: CONSUMER_KEY_HEADERS };
+  const record = p.metrics.upstreamCallRecorder(name);
+  // No default Retry-After here: the limits decide it (configured default, growing on repeats).
+  const errors = { upstream: name, title: def.title, mapper: def.errorMapper, scrub: p.redact };
+
+  const handler = compose(
+    [
+      cacheStage(cache),
+      coalesceStage(cache),
+      upstreamLimitStage(limit),
+      keyEchoStage({
+        ...echo,
+        onScrub,
+        links: new LinkRewriter({ upstream: name, baseUrl: def.transport.baseUrl, signer: p.signer }),
+      }),
+      credentialsStage({ credentials: def.credentials, ...keys }),
+      retryStage({
+        attempts: retry.attempts,
+        baseMs: retry.baseMs,
+        maxBackoffMs: retry.maxBackoffMs,
+        budget: new RetryBudget({ ratio: retry.budgetRatio }),
+        gate: limiter,
+        onRetry: p.limits.retryRecorder(name),
+      }),
+      upstreamMetricsStage({ record }),
+      normalizeStage(errors),
+    ],
+    transport,
+  );
+  // The target is a file: never cached, coalesced or retried; the same budget, breaker and scrubbing.
+  const linkHandler = compose(
+    [
+      upstreamLimitStage(limit),
+      keyEchoStage({ ...echo, onScrub }),
+      credentialsStage({ credentials: def.credentials, ...keys }),
+      upstreamMetricsStage({ record }),
+      normalizeStage(errors),
+    ],
+    transport,
+  );
+  return { handler, linkHandler };
+}
