@@ -1,6 +1,7 @@
 // Type-aware lint: the rules that catch real bugs (floating promises, unsafe any) are errors.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layerZones } from './eslint.layers.mjs';
 
 export default tseslint.config(
   {
@@ -41,4 +42,5 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
+  ...layerZones,
 );

@@ -336,7 +336,7 @@ function hoistSchemas(value: unknown, into: Json): unknown {
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const controllers = [...app.get(ModulesContainer).values()].flatMap((m) =>
-    [...m.controllers.values()].map((w) => w.metatype as Function),
+    [...m.controllers.values()].map((w) => w.metatype as new () => unknown),
   );
   documentUpstreamControllers(controllers);
   const scanned = SwaggerModule.createDocument(

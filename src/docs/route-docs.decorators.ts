@@ -17,7 +17,6 @@ import {
   type RouteDocs,
   type RouteDocsMeta,
   type SchemaDoc,
-  type UpstreamDocs,
 } from '../core/ports/docs.port.js';
 import { SCHEMA_NAME_MARKER } from './schema-name.js';
 
@@ -254,20 +253,20 @@ const documented = new WeakSet<object>();
  * proxy's controller factory), once per class, before Swagger scans them: the docs pull from the routes,
  * the proxy never calls the docs.
  */
-export function documentUpstreamControllers(controllers: Iterable<Function>): void {
+export function documentUpstreamControllers(controllers: Iterable<new () => unknown>): void {
   for (const controller of controllers) {
     if (documented.has(controller)) continue;
-    const proto = controller.prototype as Record<string, unknown>;
+    const proto = controller.prototype as object;
     let upstream: string | undefined;
     for (const name of Object.getOwnPropertyNames(proto)) {
       const descriptor = Object.getOwnPropertyDescriptor(proto, name);
       if (name === 'constructor' || typeof descriptor?.value !== 'function') continue;
-      const meta = Reflect.getMetadata(ROUTE_DOCS, descriptor.value) as RouteDocContext | undefined;
+      const meta = Reflect.getMetadata(ROUTE_DOCS, descriptor.value as object) as RouteDocContext | undefined;
       if (!meta) continue;
       documentRoute(proto, name, descriptor, meta);
       upstream = meta.upstream;
     }
-    if (upstream !== undefined) documentController(controller as new () => unknown, upstream);
+    if (upstream !== undefined) documentController(controller, upstream);
     documented.add(controller);
   }
 }

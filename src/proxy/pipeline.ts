@@ -26,22 +26,12 @@ export interface PipelineParts {
   readonly signer: LinkSigner;
 }
 
-export interface UpstreamPipelines {
-  /** Every routed call of the upstream. */
-  readonly handler: Handler;
-  /** Follows the upstream's signed links: a streamed GET with our credential, never cached or retried. */
-  readonly linkHandler: Handler;
-}
-
 /**
  * The request path of one upstream, outermost stage first (architecture §3): each stage in its own file in
- * `stages/`, each option visible here. Composed once per upstream, at registration.
+ * `stages/`, each option visible here. Composed once per upstream, at registration; `linkHandler` follows
+ * the upstream's signed links.
  */
-export function buildPipelines(
-  def: UpstreamDefinition,
-  transport: Handler,
-  p: PipelineParts,
-): UpstreamPipelines {
+export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: PipelineParts) {
   const { name } = def;
   // One limiter per upstream: the limit stage takes a token per call, the retry stage one per retry, and
   // the signed-link pipeline spends the same budget.
@@ -49,8 +39,11 @@ export function buildPipelines(
   const retry = p.limits.retrySettings(name);
   const cache = { upstream: name, routes: def.routes, ...p.cache.stageOptions(name) };
   const limit = { gate: limiter, onRateLimited: p.limits.rateLimitedRecorder(name) };
-  const echo = { secrets: () => def.credentials.secrets(), redact: p.redact };
-  const onScrub = p.metrics.keyEchoScrubRecorder(name);
+  const echo = {
+    secrets: () => def.credentials.secrets(),
+    redact: p.redact,
+    onScrub: p.metrics.keyEchoScrubRecorder(name),
+  };
   const keys = { stripParams: CONSUMER_KEY_QUERY_PARAMS, stripHeaders: CONSUMER_KEY_HEADERS };
   const record = p.metrics.upstreamCallRecorder(name);
   // No default Retry-After here: the limits decide it (configured default, growing on repeats).
@@ -63,7 +56,6 @@ export function buildPipelines(
       upstreamLimitStage(limit),
       keyEchoStage({
         ...echo,
-        onScrub,
         links: new LinkRewriter({ upstream: name, baseUrl: def.transport.baseUrl, signer: p.signer }),
       }),
       credentialsStage({ credentials: def.credentials, ...keys }),
@@ -84,7 +76,7 @@ export function buildPipelines(
   const linkHandler = compose(
     [
       upstreamLimitStage(limit),
-      keyEchoStage({ ...echo, onScrub }),
+      keyEchoStage(echo),
       credentialsStage({ credentials: def.credentials, ...keys }),
       upstreamMetricsStage({ record }),
       normalizeStage(errors),
