@@ -37,13 +37,13 @@ describe('TokenDispenser (fair hand-out of a local bucket), fake timers', () => 
 
   it('refuses at once what the bucket cannot refill before the deadline', () => {
     const { d } = dispenser({ ratePerSec: 1, burst: 1 });
-    d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 500);
+    expect(d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 500)).toBeUndefined();
     expect(() => d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 500)).toThrow(/spent/);
   });
 
   it('serves waiters of two consumers alternately as tokens refill, each within its bound', async () => {
     const { d } = dispenser({ ratePerSec: 10, burst: 1 });
-    d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 1_000);
+    expect(d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 1_000)).toBeUndefined();
     const order: string[] = [];
     const wait = (c: string) =>
       outcome(Promise.resolve(d.tokens(1, { consumerId: c, weight: 1 }, Date.now() + 1_000))).then((r) =>
@@ -59,7 +59,7 @@ describe('TokenDispenser (fair hand-out of a local bucket), fake timers', () => 
 
   it('rejects a waiter whose bound passes, with the cost still queued ahead in the error', async () => {
     const { d } = dispenser({ ratePerSec: 1, burst: 1 });
-    d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 5_000);
+    expect(d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 5_000)).toBeUndefined();
     const first = outcome(Promise.resolve(d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 5_000)));
     const second = outcome(Promise.resolve(d.tokens(1, { consumerId: 'b', weight: 1 }, Date.now() + 200)));
     await jest.advanceTimersByTimeAsync(250);
@@ -70,7 +70,7 @@ describe('TokenDispenser (fair hand-out of a local bucket), fake timers', () => 
 
   it('refuseAll rejects every waiter with the given error and leaves the queue empty', async () => {
     const { d } = dispenser({ ratePerSec: 1, burst: 1 });
-    d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 5_000);
+    expect(d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 5_000)).toBeUndefined();
     const waiting = [1, 2, 3].map(() =>
       outcome(Promise.resolve(d.tokens(1, { consumerId: 'a', weight: 1 }, Date.now() + 5_000))),
     );
