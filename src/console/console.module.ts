@@ -5,6 +5,7 @@ import { RouteMatcher } from '../batch/route-matcher.js';
 import { HealthModule } from '../health/health.module.js';
 import { ProxyModule } from '../proxy/proxy.module.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { CONSOLE_PAGE, loadConsolePage } from './console-page.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { ConsoleController } from './console.controller.js';
 import { OperatorGuard } from './operator.guard.js';
@@ -14,7 +15,17 @@ import { RecentErrors } from './recent-errors.service.js';
 @Module({
   imports: [ProxyModule, HealthModule],
   controllers: [ConsoleController],
-  providers: [ConsoleStateService, OperatorGuard, RecentErrors],
+  providers: [
+    ConsoleStateService,
+    OperatorGuard,
+    RecentErrors,
+    // Read from files at boot when the console is on, so a missing asset fails the start, not a request.
+    {
+      provide: CONSOLE_PAGE,
+      useFactory: (operator: OperatorGuard) => (operator.enabled ? loadConsolePage() : null),
+      inject: [OperatorGuard],
+    },
+  ],
 })
 export class ConsoleModule implements OnApplicationBootstrap {
   constructor(

@@ -2,9 +2,11 @@ import { Logger, type Provider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
+import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
 import { CACHE_METRICS, CacheMetrics } from './cache-metrics.js';
 import { CACHE_TTL } from './cache-ttl.js';
 import { MemoryResponseStore } from './cache/memory-response.store.js';
+import { cacheConnectionOptions } from './cache/redis-cache-connection.js';
 import { RedisResponseStore } from './cache/redis-response.store.js';
 import { RESPONSE_STORE, type ResponseStore } from './cache/response-store.js';
 import { ResponseCache } from './response-cache.service.js';
@@ -25,11 +27,16 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
   },
   {
     provide: RESPONSE_STORE,
-    useFactory: async (config: AtriumConfig, metrics: CacheMetrics): Promise<ResponseStore> => {
-      if (!config.redisUrl) return new MemoryResponseStore({ maxBytes: config.cache.maxBytes });
+    useFactory: async (
+      config: AtriumConfig,
+      metrics: CacheMetrics,
+      redis: RedisClient,
+    ): Promise<ResponseStore> => {
+      if (!redis) return new MemoryResponseStore({ maxBytes: config.cache.maxBytes });
       const logger = new Logger('Cache');
       const store = new RedisResponseStore({
-        url: config.redisUrl,
+        // The gateway's Redis client, on a connection of the cache's own (see cacheConnectionOptions).
+        client: redis.duplicate(cacheConnectionOptions(config.cache.redisTimeoutMs)),
         prefix: config.redisPrefix,
         timeoutMs: config.cache.redisTimeoutMs,
         leaseMs: config.cache.coalesceLeaseMs,
@@ -40,7 +47,7 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
       await store.connect();
       return store;
     },
-    inject: [ATRIUM_CONFIG, CACHE_METRICS],
+    inject: [ATRIUM_CONFIG, CACHE_METRICS, REDIS_CLIENT],
   },
   ResponseCache,
 ];
