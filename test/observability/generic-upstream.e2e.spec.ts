@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config/atrium-config.js';
 import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
 import { overrideDefaultLogDestination } from '../../src/core/logging/log-destination.js';
 import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
+import { ProxyModule } from '../../src/proxy/proxy.module.js';
 import { ProxyService } from '../../src/proxy/proxy.service.js';
 import { createUpstreamController } from '../../src/proxy/upstream-controller.factory.js';
 import type { UpstreamDefinition } from '../../src/proxy/upstream-definition.js';
@@ -38,6 +39,7 @@ const StandController = createUpstreamController({
 const STAND_DEFINITION = Symbol('StandDefinition');
 
 @Module({
+  imports: [ProxyModule],
   controllers: [StandController],
   providers: [
     {

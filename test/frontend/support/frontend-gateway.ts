@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Inject, Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../../src/config/atrium-config.js';
 import type { RouteDefinition } from '../../../src/proxy/pipeline.types.js';
+import { ProxyModule } from '../../../src/proxy/proxy.module.js';
 import { ProxyService } from '../../../src/proxy/proxy.service.js';
 import { createUpstreamController } from '../../../src/proxy/upstream-controller.factory.js';
 import { QueryTokenCredentials } from '../../../src/upstreams/shared/static-token.credentials.js';
@@ -20,7 +21,7 @@ export const LABS_ROUTES: readonly RouteDefinition[] = MACRO_ROUTES.map((r) => (
 
 export function labsModule(baseUrl: string, token: string): DynamicModule {
   const LabsController = createUpstreamController({ name: 'labs', prefixes: ['labs'], routes: LABS_ROUTES });
-  @Module({ controllers: [LabsController] })
+  @Module({ imports: [ProxyModule], controllers: [LabsController] })
   class LabsModule implements OnModuleInit {
     constructor(
       private readonly proxy: ProxyService,

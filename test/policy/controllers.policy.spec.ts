@@ -1,0 +1,107 @@
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { ModulesContainer } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { IS_PUBLIC, UPSTREAM_ACCESS, type UpstreamAccessMeta } from '../../src/core/auth/auth.decorators.js';
+import { createDocumentApp } from '../../src/document-app.js';
+
+// Issue 14 item 4, after immich's "should declare authentication on every route": every handler of every
+// controller the gateway routes either carries the upstream access metadata the global guard enforces, or
+// is named here on purpose. A new handler that is neither fails this test until someone decides.
+
+/** No consumer key: the global consumer guard lets these through (some have a guard of their own). */
+const PUBLIC = [
+  // The operator token (AdminTokenGuard), never a consumer key.
+  'CacheAdminController.purge',
+  'CacheAdminController.stats',
+  // The page is public; its state needs the operator token (OperatorGuard).
+  'ConsoleController.page',
+  'ConsoleController.apiState',
+  // Vendor-compatible local answers: the gateway holds the vendor session, the client's login is a no-op.
+  'DealsAuthController.loginGet',
+  'DealsAuthController.loginPost',
+  'DealsAuthController.logoutGet',
+  'DealsAuthController.logoutPost',
+  'DocumentsAuthController.loginGet',
+  'DocumentsAuthController.loginPost',
+  'DocumentsAuthController.logoutGet',
+  'DocumentsAuthController.logoutPost',
+  'MacroLoginController.login',
+  // Probes and scrapes.
+  'HealthController.live',
+  'HealthController.ready',
+  'MetricsController.scrape',
+  // The signed link is the capability.
+  'SignedLinkController.follow',
+] as const;
+
+/** A gateway key is required, but the handler spans upstreams and checks each one itself. */
+const AUTHENTICATED_ANY_UPSTREAM = ['BatchController.run'] as const;
+
+interface Handler {
+  readonly name: string;
+  readonly isPublic: boolean;
+  readonly access?: UpstreamAccessMeta;
+}
+
+function handlersOf(app: NestFastifyApplication): Handler[] {
+  const out: Handler[] = [];
+  for (const mod of app.get(ModulesContainer).values())
+    for (const wrapper of mod.controllers.values()) {
+      const controller = wrapper.metatype as new () => unknown;
+      const proto = controller.prototype as object;
+      const classPublic = Reflect.getMetadata(IS_PUBLIC, controller) === true;
+      for (const method of Object.getOwnPropertyNames(proto)) {
+        const fn = Object.getOwnPropertyDescriptor(proto, method)?.value as object | undefined;
+        if (method === 'constructor' || typeof fn !== 'function') continue;
+        // Only route handlers: Nest's request-mapping metadata.
+        if (Reflect.getMetadata(METHOD_METADATA, fn) === undefined || !Reflect.hasMetadata(PATH_METADATA, fn))
+          continue;
+        out.push({
+          name: `${controller.name}.${method}`,
+          isPublic: classPublic || Reflect.getMetadata(IS_PUBLIC, fn) === true,
+          access: Reflect.getMetadata(UPSTREAM_ACCESS, fn) as UpstreamAccessMeta | undefined,
+        });
+      }
+    }
+  return out;
+}
+
+describe('every controller declares who may call each handler', () => {
+  let app: NestFastifyApplication;
+  let handlers: Handler[];
+  beforeAll(async () => {
+    app = await createDocumentApp();
+    handlers = handlersOf(app);
+  });
+  afterAll(() => app?.close());
+
+  it('finds the handlers of every module (the upstream tables included)', () => {
+    expect(handlers.length).toBeGreaterThan(136);
+    expect(handlers.filter((h) => h.access).length).toBeGreaterThanOrEqual(136);
+  });
+
+  it('each handler is public on the allow-list, authenticated on the allow-list, or carries upstream access', () => {
+    const undeclared = handlers
+      .filter((h) => !h.access)
+      .filter((h) =>
+        h.isPublic
+          ? !(PUBLIC as readonly string[]).includes(h.name)
+          : !(AUTHENTICATED_ANY_UPSTREAM as readonly string[]).includes(h.name),
+      )
+      .map((h) => `${h.name} (${h.isPublic ? 'public' : 'authenticated, no upstream'})`);
+    expect(undeclared).toEqual([]);
+  });
+
+  it('no handler is both public and upstream-restricted (the guard would let anyone in)', () => {
+    expect(handlers.filter((h) => h.isPublic && h.access).map((h) => h.name)).toEqual([]);
+  });
+
+  it('the allow-lists name only handlers that exist and are what the list says', () => {
+    const byName = new Map(handlers.map((h) => [h.name, h]));
+    const stale = [
+      ...PUBLIC.filter((n) => byName.get(n)?.isPublic !== true),
+      ...AUTHENTICATED_ANY_UPSTREAM.filter((n) => !byName.has(n) || byName.get(n)!.isPublic),
+    ];
+    expect(stale).toEqual([]);
+  });
+});
