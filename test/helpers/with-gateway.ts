@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { UpstreamName } from '../../src/config/atrium-config.js';
+import type { UpstreamName } from '../../src/upstreams/index.js';
 import type { Consumer } from '../../src/core/auth/consumer.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import type { TestConsumer } from './consumers.js';

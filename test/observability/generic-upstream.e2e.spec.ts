@@ -15,6 +15,7 @@ import { testConsumer } from '../helpers/consumers.js';
 import { http } from '../helpers/gateway.js';
 import { captureDestination } from './log-capture.js';
 import { parsePrometheusText, sum } from './prometheus-text.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 
 /**
  * Metrics, logs and docs are built over whatever upstream modules are registered. This stand-in is shaped
@@ -104,7 +105,7 @@ describe('observability over any registered upstream module', () => {
       env[`UPSTREAM_${n}_TOKEN`] = 'unused-test-token';
     }
     // The stand-in gets a configuration namespace like a real upstream (budget, timeouts, limits).
-    const base = loadConfig(env);
+    const base = loadConfig(env, UPSTREAMS);
     const config = {
       ...base,
       upstreams: { ...base.upstreams, stand: { ...base.upstreams.macro, name: 'stand', baseUrl: fakeUrl } },
