@@ -250,7 +250,7 @@ export class ConsoleStateService {
       (n, i, all) => all.indexOf(n) === i,
     );
     const upstreams = names.map((name): UpstreamState => {
-      const cfg = this.config.upstreams[name as keyof AtriumConfig['upstreams']];
+      const cfg = this.config.upstreams[name];
       const reg = this.proxy.upstream(name);
       const f = facts.get(name);
       const bucket = (f?.bucket ?? undefined) as Record<string, unknown> | undefined;
