@@ -11,7 +11,7 @@ import type { Consumer } from '../../src/core/auth/consumer.js';
 import { createLogger } from '../../src/core/logging/logger.factory.js';
 import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
 import { recordEnvSecrets } from '../observability/log-capture.js';
-import { UPSTREAMS, type UpstreamName } from '../../src/upstreams/index.js';
+import { UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from '../../src/upstreams/index.js';
 
 export interface GatewayHandle {
   app: NestFastifyApplication;
@@ -39,7 +39,7 @@ export interface StartGatewayOptions {
 export async function startGateway(opts: StartGatewayOptions): Promise<GatewayHandle> {
   // Upstreams a test does not use point at the discard port: configured, never called.
   const unused: Record<string, string> = {};
-  for (const name of ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS'])
+  for (const name of UPSTREAM_NAMES.map((n) => n.toUpperCase()))
     if (!opts.env[`UPSTREAM_${name}_BASE_URL`]) {
       unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
       unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
