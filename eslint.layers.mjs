@@ -2,7 +2,7 @@
 //   config            imports nothing else of src/
 //   core              imports only core/ and config/ (metrics, Redis and docs through core/ports)
 //   proxy             imports only proxy/, core/ and config/: no vendor, no metrics, health, docs or Redis module
-//   upstreams/<name>  imports no other upstream except upstreams/shared
+//   upstreams/<name>  imports no other upstream except upstreams/shared (and upstreams/upstream-declaration.ts)
 // Imports are relative, so each zone is written per depth: from a file d folders below src/, `../` d times
 // reaches src/, and the next segment must be an allowed folder. scripts/check-cycles.mjs guards the rest.
 import { readdirSync } from 'node:fs';
@@ -40,8 +40,9 @@ function upstreamZone(name) {
         {
           patterns: [
             {
-              regex: `^${up(d - 1)}(?!\\.\\./|shared/|${name}/)`,
-              message: `upstreams/${name} imports no other upstream (only upstreams/shared).`,
+              // shared/, itself, and the declaration contract every upstream fills in.
+              regex: `^${up(d - 1)}(?!\\.\\./|shared/|${name}/|upstream-declaration\\.js$)`,
+              message: `upstreams/${name} imports no other upstream (only upstreams/shared and the declaration type).`,
             },
           ],
         },

@@ -4,10 +4,11 @@
 // folder-level arrow instead (for reading the layering, not for CI).
 //
 // A folder is a top-level folder of src/ with everything below it (`proxy` includes `proxy/cache`), except
-// that `upstreams/` is a shelf of independent folders, one per upstream (`upstreams/macro`,
-// `upstreams/shared`). Files directly in src/ (main, app module) are `.`.
+// that `upstreams/` is a shelf of independent units: one per upstream folder (`upstreams/macro`,
+// `upstreams/shared`) and one per file directly in it (`upstreams/index`, `upstreams/upstream-declaration`).
+// Files directly in src/ (main, app module) are `.`.
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
@@ -46,7 +47,9 @@ const SHELVES = new Set(['upstreams']);
 const folderOf = (file) => {
   const parts = relative(src, dirname(file)).split(/[\\/]/).filter(Boolean);
   if (parts.length === 0) return '.';
-  return SHELVES.has(parts[0]) && parts.length > 1 ? `${parts[0]}/${parts[1]}` : parts[0];
+  if (!SHELVES.has(parts[0])) return parts[0];
+  // On a shelf, each folder is a unit, and so is each loose file (index.ts, the declaration contract).
+  return parts.length > 1 ? `${parts[0]}/${parts[1]}` : `${parts[0]}/${basename(file, '.ts')}`;
 };
 
 const edges = new Map(); // folder -> Map(folder -> example "file -> file")

@@ -91,14 +91,6 @@ export class ReadinessService implements BeforeApplicationShutdown {
     this.checks = redis ? [cacheCheck, redisCheck] : [cacheCheck];
   }
 
-  /** Per-upstream facts added by upstream modules that do not declare `readinessFacts` yet. */
-  private readonly upstreamFacts: Array<(name: string) => Record<string, unknown>> = [];
-
-  /** @deprecated Declare `readinessFacts` on the UpstreamDefinition instead: readiness pulls it. */
-  addUpstreamFacts(fn: (name: string) => Record<string, unknown>): void {
-    this.upstreamFacts.push(fn);
-  }
-
   /** Draining: the load balancer should stop sending new requests here. */
   beforeApplicationShutdown(): void {
     this.shuttingDown = true;
@@ -117,12 +109,11 @@ export class ReadinessService implements BeforeApplicationShutdown {
           name: def.name,
           degraded: false,
           reachable: probe.ok,
-          sandbox: this.config.upstreams[def.name as keyof AtriumConfig['upstreams']]?.sandbox ?? false,
+          sandbox: this.config.upstreams[def.name]?.sandbox ?? false,
           latencyMs: probe.ms,
         };
         if (probe.error) out.error = probe.error;
         Object.assign(out, this.limits.facts(def.name), def.readinessFacts?.());
-        for (const f of this.upstreamFacts) Object.assign(out, f(def.name));
         out.degraded = isDegraded(out);
         return out;
       }),

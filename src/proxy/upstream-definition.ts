@@ -7,8 +7,8 @@ import type {
 import type { TransportOptions } from './transport/undici.transport.js';
 
 /**
- * Everything the generic proxy needs to know about one upstream interface. Each upstream module builds
- * one from its route table, credentials strategy and error mapper; the proxy itself knows no vendor.
+ * Everything the generic proxy needs to know about one upstream interface, built from an upstream's
+ * declaration (src/upstreams) and its config; the proxy itself knows no vendor.
  */
 export interface UpstreamDefinition {
   /** `macro`: metric label, consumer permission name. */

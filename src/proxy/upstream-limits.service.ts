@@ -1,12 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
-import {
-  ATRIUM_CONFIG,
-  type AtriumConfig,
-  type UpstreamLimitsConfig,
-  type UpstreamName,
-} from '../config/atrium-config.js';
+import { ATRIUM_CONFIG, type AtriumConfig, type UpstreamLimitsConfig } from '../config/atrium-config.js';
 import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
 import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
@@ -62,7 +57,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
    * retry stages (and the signed-link pipeline), so each call and each retry spends one budget.
    */
   limiterFor(def: UpstreamDefinition): UpstreamLimiter {
-    const u = this.config.upstreams[def.name as UpstreamName];
+    const u = this.config.upstreams[def.name];
     if (!u) throw new Error(`limits: no configuration for upstream ${def.name}`);
     if (this.limiters.has(def.name)) throw new Error(`limits: upstream ${def.name} built twice`);
     const l = u.limits;
@@ -112,7 +107,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
 
   /** The retry settings of an upstream's retry stage. */
   retrySettings(upstream: string): UpstreamLimitsConfig['retry'] {
-    const u = this.config.upstreams[upstream as UpstreamName];
+    const u = this.config.upstreams[upstream];
     if (!u) throw new Error(`limits: no configuration for upstream ${upstream}`);
     return u.limits.retry;
   }

@@ -37,14 +37,20 @@ const CASES: Case[] = [
   // config: the bottom.
   { file: 'src/config/atrium-config.ts', from: '../core/http/retry-after.js', restricted: true },
   // each upstream: no other upstream but shared.
-  { file: 'src/upstreams/deals/deals.module.ts', from: '../documents/documents.routes.js', restricted: true },
+  {
+    file: 'src/upstreams/deals/deals.upstream.ts',
+    from: '../documents/documents.routes.js',
+    restricted: true,
+  },
   {
     file: 'src/upstreams/macro/dto/feeds-query.dto.ts',
     from: '../../company/company.routes.js',
     restricted: true,
   },
-  { file: 'src/upstreams/deals/deals.module.ts', from: '../shared/emis-definition.js', restricted: false },
-  { file: 'src/upstreams/deals/deals.module.ts', from: '../../proxy/proxy.service.js', restricted: false },
+  { file: 'src/upstreams/deals/deals.upstream.ts', from: '../shared/emis-definition.js', restricted: false },
+  { file: 'src/upstreams/deals/deals.upstream.ts', from: '../../proxy/proxy.service.js', restricted: false },
+  { file: 'src/upstreams/deals/deals.upstream.ts', from: '../upstream-declaration.js', restricted: false },
+  { file: 'src/upstreams/macro/macro.upstream.ts', from: '../index.js', restricted: true },
 ];
 
 const SCRIPT = `
@@ -66,7 +72,7 @@ for (const c of cases) {
 }
 // The project's own config (what npm run lint uses) carries the zones for each layer.
 const wired = [];
-for (const f of ['src/proxy/pipeline.ts', 'src/proxy/cache/cache-key.ts', 'src/core/core.module.ts', 'src/upstreams/macro/macro.module.ts'])
+for (const f of ['src/proxy/pipeline.ts', 'src/proxy/cache/cache-key.ts', 'src/core/core.module.ts', 'src/upstreams/macro/macro.upstream.ts'])
   wired.push(Boolean((await project.calculateConfigForFile(f)).rules['no-restricted-imports']));
 console.log(JSON.stringify({ out, wired }));
 `;
