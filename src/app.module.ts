@@ -18,6 +18,7 @@ import { CompanyModule } from './upstreams/company/company.module.js';
 import { DealsModule } from './upstreams/deals/deals.module.js';
 import { DocumentsModule } from './upstreams/documents/documents.module.js';
 import { MacroModule } from './upstreams/macro/macro.module.js';
+import { ViewsModule } from './views/views.module.js';
 
 export interface AppOptions {
   readonly config: AtriumConfig;
@@ -52,6 +53,7 @@ export class AppModule {
         DealsModule,
         AdminModule,
         BatchModule,
+        ViewsModule,
         ConsoleModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],

@@ -12,6 +12,7 @@ import { createLogger } from './core/logging/logger.factory.js';
 import { PinoNestLogger } from './core/logging/pino-nest.logger.js';
 import { prettyDestination } from './core/logging/pretty-destination.js';
 import { startSandbox, type Sandbox } from './sandbox/start-sandbox.js';
+import { ViewsFileError } from './views/views-file.js';
 
 function demoConsumer(key: string): Consumer {
   return {
@@ -125,7 +126,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof ConsumersFileError) {
+  if (err instanceof ConfigError || err instanceof ConsumersFileError || err instanceof ViewsFileError) {
     process.stderr.write(`atrium: ${err.message}\n`);
   } else {
     process.stderr.write(

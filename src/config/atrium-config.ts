@@ -106,6 +106,10 @@ class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(1) @Max(100) ATRIUM_BATCH_MAX_ITEMS = 20;
   @Type(() => Number) @IsInt() @Min(100) @Max(120_000) ATRIUM_BATCH_TIMEOUT_MS = 10_000;
   @Type(() => Number) @IsInt() @Min(0) @Max(86_400) ATRIUM_CORS_MAX_AGE_SECONDS = 600;
+  // Composite views (src/views): the views file (`none`: no views), the default and the longest deadline.
+  @IsOptional() @IsString() @MinLength(1) ATRIUM_VIEWS_FILE?: string;
+  @Type(() => Number) @IsInt() @Min(1) @Max(120_000) ATRIUM_VIEWS_TIMEOUT_MS = 5_000;
+  @Type(() => Number) @IsInt() @Min(1) @Max(120_000) ATRIUM_VIEWS_MAX_TIMEOUT_MS = 30_000;
   /** Secret: no default. Unset → the operator console is off. */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
   // Gateway-signed download links (README "Key custody").
@@ -247,6 +251,8 @@ export interface AtriumConfig {
   readonly adminToken?: string;
   /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
   readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
+  /** Composite views: the views file (undefined → config/views.yaml if present) and deadlines. */
+  readonly views: { readonly file?: string; readonly timeoutMs: number; readonly maxTimeoutMs: number };
   /** How long browsers may cache a CORS preflight answer. */
   readonly corsMaxAgeSeconds: number;
   /** The operator console's key; undefined → the console is off. */
@@ -340,6 +346,8 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
   }
   const ttlOverrides = parseTtlOverrides(env.ATRIUM_CACHE_TTL_OVERRIDES);
   if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
+  if (g && g.ATRIUM_VIEWS_TIMEOUT_MS > g.ATRIUM_VIEWS_MAX_TIMEOUT_MS)
+    problems.push('ATRIUM_VIEWS_TIMEOUT_MS (must not exceed ATRIUM_VIEWS_MAX_TIMEOUT_MS)');
   if (problems.length || !g || !ttlOverrides)
     throw new ConfigError('Invalid configuration: ' + problems.join(', '));
   return {
@@ -368,6 +376,11 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
     },
     adminToken: g.ATRIUM_ADMIN_TOKEN,
     batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
+    views: {
+      file: g.ATRIUM_VIEWS_FILE,
+      timeoutMs: g.ATRIUM_VIEWS_TIMEOUT_MS,
+      maxTimeoutMs: g.ATRIUM_VIEWS_MAX_TIMEOUT_MS,
+    },
     corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
     operatorToken: g.ATRIUM_OPERATOR_TOKEN,
     links: {
