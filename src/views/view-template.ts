@@ -125,7 +125,7 @@ export function resolveTemplate(t: Template, ctx: TemplateContext): Resolved {
     const v = readPath(ctx.parts[r.part], r.path);
     if (Array.isArray(v)) {
       const list = v.map(scalar);
-      if (list.length > 0 && list.every((x) => x !== undefined)) return { ok: true, value: list as string[] };
+      if (list.length > 0 && list.every((x) => x !== undefined)) return { ok: true, value: list };
     }
     const s = scalar(v);
     return s === undefined || s === ''

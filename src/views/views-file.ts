@@ -165,7 +165,11 @@ function indexRoutes(catalog: readonly RouteCatalogEntry[]): Map<string, Resolve
     for (const route of u.routes) {
       const resolved = { upstream: u.name, prefix: u.prefixes[0], route };
       byKey.set(route.id, resolved);
-      for (const prefix of u.prefixes) byKey.set(trim(`/${prefix}${route.path}`), resolved);
+      // A path names its GET when it has one (the same path may also take writes).
+      for (const prefix of u.prefixes) {
+        const key = trim(`/${prefix}${route.path}`);
+        if (!byKey.has(key) || route.method === 'GET') byKey.set(key, resolved);
+      }
     }
   return byKey;
 }
