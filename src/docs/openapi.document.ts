@@ -5,6 +5,8 @@ import { buildEnvelope } from '../core/errors/error-envelope.js';
 import { GatewayError, type GatewayErrorDetails } from '../core/errors/gateway-error.js';
 import { ROUTE_EXTENSION, type RouteExtension } from './route-docs.decorators.js';
 import { SCHEMA_NAME_MARKER } from './schema-name.js';
+import { addViewOperations } from '../views/view-docs.js';
+import { ViewsRegistry } from '../views/views.registry.js';
 
 /** Version of the gateway's HTTP contract (not of the package): bump it when the surface changes incompatibly. */
 export const API_VERSION = '1.0.0';
@@ -336,7 +338,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     // Untagged hand-written controllers are tagged by their path (their upstream's tag under its prefix).
     { autoTagControllers: false },
   );
-  return finalizeDocument(scanned);
+  // The views in force when the document is built (views are data: a reload is in /docs after a restart).
+  const views = app.get(ViewsRegistry, { strict: false }).all();
+  return addViewOperations(finalizeDocument(scanned), views, CONSUMER_SECURITY);
 }
 
 export function finalizeDocument(scanned: OpenAPIObject): OpenAPIObject {

@@ -1,5 +1,5 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
-import { ApiExcludeEndpoint } from '@nestjs/swagger';
+import { ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { extractConsumerKey } from '../core/auth/consumer-key.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
@@ -25,8 +25,11 @@ export class ViewsController {
       .send(JSON.stringify({ views: this.views.list() }));
   }
 
-  // Each view is documented as its own operation (view-docs.ts); this generic handler is not.
-  @ApiExcludeEndpoint()
+  // Each view is also documented as an operation of its own, with its parameters (view-docs.ts).
+  @ApiOperation({
+    summary: 'Any view by name (GET /views lists them); the view operations below are the typed form.',
+  })
+  @ApiParam({ name: 'name', description: 'The view name, e.g. company-overview.' })
   @Get(':name')
   async run(
     @Param('name') name: string,
