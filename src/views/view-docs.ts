@@ -77,8 +77,8 @@ export function addViewOperations(
             view.parts.map((p) => [
               p.name,
               {
-                description: `The answer of \`GET /${p.prefix}${p.route.path}\` (${p.route.id})${p.fields ? `, only ${p.fields.paths.join(', ')}` : ''}.`,
-                ...(p.optional ? { nullable: true } : {}),
+                // Untyped (the vendors' answers are not described), so null needs no `nullable`.
+                description: `${p.optional ? 'Optional (null when it failed): t' : 'T'}he answer of \`GET /${p.prefix}${p.route.path}\` (${p.route.id})${p.fields ? `, only ${p.fields.paths.join(', ')}` : ''}.`,
               },
             ]),
           ),
@@ -178,7 +178,7 @@ export function addViewOperations(
   return {
     ...doc,
     tags,
-    paths: sorted as OpenAPIObject['paths'],
+    paths: sorted,
     components: {
       ...doc.components,
       schemas: sortedSchemas as NonNullable<OpenAPIObject['components']>['schemas'],
