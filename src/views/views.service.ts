@@ -7,7 +7,7 @@ import { composeAnswer, etagMatches, type ViewAnswer } from './view-answer.js';
 import type { ViewDefinition } from './view-definition.js';
 import { readViewRequest } from './view-request.js';
 import { runView } from './view-runner.js';
-import { ViewsMetrics } from './views.metrics.js';
+import { ViewsMetrics, type ViewCounts } from './views.metrics.js';
 import { ViewsRegistry } from './views.registry.js';
 
 export interface ViewCall {
@@ -37,6 +37,14 @@ export interface ViewListing {
   }>;
   parts: Array<{ name: string; route: string; interface: string; optional: boolean; step: number }>;
   timeoutMs: number;
+  exampleUrl: string;
+}
+
+/** A view and its calls since start, for the operator console. */
+export interface ViewStats extends ViewCounts {
+  name: string;
+  description: string;
+  parts: number;
   exampleUrl: string;
 }
 
@@ -86,6 +94,16 @@ export class ViewsService {
       })),
       timeoutMs: this.timeoutOf(v),
       exampleUrl: exampleUrlOf(v),
+    }));
+  }
+
+  stats(): ViewStats[] {
+    return this.registry.all().map((v) => ({
+      name: v.name,
+      description: v.description,
+      parts: v.parts.length,
+      exampleUrl: exampleUrlOf(v),
+      ...this.metrics.countsOf(v.name),
     }));
   }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,7 @@ import { ViewsRegistry } from '../../src/views/views.registry.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { withGateway } from '../helpers/with-gateway.js';
 
+const OPERATOR = `op_${randomBytes(24).toString('base64url')}`;
 const dir = mkdtempSync(join(tmpdir(), 'atrium-views-'));
 const file = join(dir, 'views.yaml');
 
@@ -66,7 +68,12 @@ describe('composite views', () => {
   const gw = withGateway({
     sandbox: true,
     consumers: [all, noDeals],
-    env: { ATRIUM_VIEWS_FILE: file, ATRIUM_VIEWS_TIMEOUT_MS: '4000', UPSTREAM_DEALS_RETRY_ATTEMPTS: '1' },
+    env: {
+      ATRIUM_VIEWS_FILE: file,
+      ATRIUM_VIEWS_TIMEOUT_MS: '4000',
+      UPSTREAM_DEALS_RETRY_ATTEMPTS: '1',
+      ATRIUM_OPERATOR_TOKEN: OPERATOR,
+    },
   });
   const get = (path: string, headers: Record<string, string> = {}) => gw.request(path, all.key, { headers });
   const fakes = () => [gw.sandbox.company, gw.sandbox.documents, gw.sandbox.deals, gw.sandbox.macro];
@@ -203,6 +210,24 @@ describe('composite views', () => {
     const text = (await gw.request('/metrics')).text;
     expect(text).toMatch(/atrium_view_requests_total\{view="screen",outcome="complete"\} [1-9]/);
     expect(text).toMatch(/atrium_view_parts_total\{view="screen",part="company",result="HIT"\} [1-9]/);
+  });
+
+  it('the operator console shows the views with their request counts and partial answers', async () => {
+    await gw.request('/views/screen?id=1000370', noDeals.key);
+    const res = await gw.request('/console/api/state', undefined, {
+      headers: { 'x-operator-token': OPERATOR },
+    });
+    expect(res.status).toBe(200);
+    const views = res.json().views as Array<Record<string, unknown>>;
+    expect(views.map((v) => v.name)).toEqual(['screen', 'deals-required', 'slow']);
+    const screen = views.find((v) => v.name === 'screen')!;
+    expect(screen).toMatchObject({ parts: 4, exampleUrl: '/views/screen?id=1000037' });
+    expect(screen.requests).toBeGreaterThanOrEqual(7);
+    expect(screen.partial).toBeGreaterThanOrEqual(2);
+    expect(screen.notModified).toBe(1);
+    expect((screen.complete as number) + (screen.partial as number) + (screen.notModified as number)).toBe(
+      screen.requests,
+    );
   });
 
   it('SIGHUP reloads the file; an invalid file keeps the previous set in force', async () => {
