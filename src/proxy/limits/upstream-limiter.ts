@@ -489,7 +489,7 @@ export class UpstreamLimiter {
 
   private budgetError(cost: number): GatewayError {
     const seconds = Math.max(1, Math.ceil((this.queue.cost + cost) / this.effectiveRate()));
-    return new GatewayError('UPSTREAM_RATE_LIMITED', {
+    return GatewayError.expected('UPSTREAM_RATE_LIMITED', {
       upstream: this.name,
       retryAfterSeconds: seconds,
       message: `The gateway's shared budget for ${this.o.title} is spent for now; retry in ${seconds} s.`,
@@ -498,7 +498,7 @@ export class UpstreamLimiter {
 
   private cooldownError(ms: number): GatewayError {
     const seconds = Math.max(1, Math.ceil(ms / 1000));
-    return new GatewayError('UPSTREAM_RATE_LIMITED', {
+    return GatewayError.expected('UPSTREAM_RATE_LIMITED', {
       upstream: this.name,
       retryAfterSeconds: seconds,
       message: `${capitalise(this.o.title)} is rate limiting the gateway; retry in ${seconds} s.`,
@@ -507,7 +507,7 @@ export class UpstreamLimiter {
 
   private circuitOpenError(now: number): GatewayError {
     const seconds = Math.max(1, Math.ceil(this.breaker.openRemainingMs(now) / 1000));
-    return new GatewayError('UPSTREAM_UNAVAILABLE', {
+    return GatewayError.expected('UPSTREAM_UNAVAILABLE', {
       upstream: this.name,
       upstreamCode: 'CIRCUIT_OPEN',
       retryAfterSeconds: seconds,
