@@ -1,6 +1,6 @@
 // `npm run bench`: every server in its own process on 127.0.0.1, checked (status, md5 of the body), warmed
 // up, then every scenario measured round-robin for several rounds; medians and ratios to the ceiling of the
-// same round are printed and written to bench/results (latest.json, chart.svg, summary.md) and the README.
+// same round are printed and written to bench/results (latest.json, chart.svg, summary.md) and docs/performance.md.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,7 +39,7 @@ import {
   type ServerId,
   type ServerSpec,
 } from './lib/servers.js';
-import { summaryMarkdown, updateReadme } from './lib/summary.js';
+import { PERFORMANCE_DOC, summaryMarkdown, updateResultsBlock } from './lib/summary.js';
 
 const DIST_BENCH = join(ROOT, 'dist-bench/bench');
 const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -362,12 +362,12 @@ async function main(): Promise<number> {
   if (refused)
     log(
       `NOT PUBLISHED: others kept ${background.meanOtherCores} cores busy (> ${background.limitCores}); ` +
-        `bench/results and the README keep the last quiet run's figures. Run again on a quiet machine.`,
+        `bench/results and ${PERFORMANCE_DOC} keep the last quiet run's figures. Run again on a quiet machine.`,
     );
   const fullRun = !refused && opts.only.length === 0 && opts.outDir === publishedDir;
-  if (fullRun && process.env.BENCH_README !== '0') {
-    if (updateReadme(join(ROOT, 'README.md'), md)) log('updated the README Performance tables');
-    else log('README markers not found; the README was not updated');
+  if (fullRun && process.env.BENCH_DOCS !== '0') {
+    if (updateResultsBlock(join(ROOT, PERFORMANCE_DOC), md)) log(`updated the results in ${PERFORMANCE_DOC}`);
+    else log(`results markers not found; ${PERFORMANCE_DOC} was not updated`);
   }
   if (opts.keepLogs) log(`server logs kept in ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });
