@@ -7,6 +7,7 @@ import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
 import { ReadinessService, type UpstreamReadiness } from '../health/readiness.service.js';
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { ViewsService, type ViewStats } from '../views/views.service.js';
 import { RecentErrors, type ConsumerRejections, type ErrorEvent } from './recent-errors.service.js';
 
 /** Metric names this console reads (COMMON contracts; each belongs to the issue that registers it). */
@@ -90,6 +91,8 @@ export interface ConsoleState {
   windowSeconds: number;
   upstreams: UpstreamState[];
   consumers: ConsumerState[];
+  /** The composite views in force, with their calls since start (complete, partial, failed, 304). */
+  views: ViewStats[];
   /** Which metric families were found: the page says "n/a" for the others. */
   metrics: Record<keyof typeof CONSOLE_METRICS, boolean>;
 }
@@ -145,6 +148,7 @@ export class ConsoleStateService {
     private readonly readinessService: ReadinessService,
     private readonly proxy: ProxyService,
     private readonly errors: RecentErrors,
+    private readonly views: ViewsService,
   ) {}
 
   private async values(name: string): Promise<Values | undefined> {
@@ -352,6 +356,7 @@ export class ConsoleStateService {
       windowSeconds,
       upstreams,
       consumers,
+      views: this.views.stats(),
       metrics: Object.fromEntries(
         Object.entries(CONSOLE_METRICS).map(([k, name]) => [
           k,

@@ -5,6 +5,7 @@ import { RouteMatcher } from '../batch/route-matcher.js';
 import { HealthModule } from '../health/health.module.js';
 import { ProxyModule } from '../proxy/proxy.module.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { ViewsModule } from '../views/views.module.js';
 import { CONSOLE_PAGE, loadConsolePage } from './console-page.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { ConsoleController } from './console.controller.js';
@@ -13,7 +14,7 @@ import { RecentErrors } from './recent-errors.service.js';
 
 /** The operator console at `/console` (README "Operator console"). */
 @Module({
-  imports: [ProxyModule, HealthModule],
+  imports: [ProxyModule, HealthModule, ViewsModule],
   controllers: [ConsoleController],
   providers: [
     ConsoleStateService,

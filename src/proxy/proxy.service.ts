@@ -9,6 +9,7 @@ import { buildPipelines, type PipelineParts } from './pipeline.js';
 import type { Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
 import { buildProxyRequest, compileRoute, type CompiledRoute } from './request-builder.js';
 import { ResponseCache } from './response-cache.service.js';
+import { selectResponseFields, takeFieldSelection } from './response-fields.js';
 import { UndiciTransport } from './transport/undici.transport.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 import { UpstreamLimitsService } from './upstream-limits.service.js';
@@ -77,7 +78,10 @@ export class ProxyService implements OnApplicationShutdown {
     if (!compiled) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
     const consumer = req.consumer;
     if (!consumer) throw new GatewayError('UNAUTHENTICATED');
-    return compiled.handler(buildProxyRequest(compiled, req, consumer));
+    const proxyReq = buildProxyRequest(compiled, req, consumer);
+    const fields = takeFieldSelection(proxyReq);
+    const res = await compiled.handler(proxyReq);
+    return fields ? selectResponseFields(res, fields) : res;
   }
 
   /**
