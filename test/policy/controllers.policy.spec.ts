@@ -35,7 +35,12 @@ const PUBLIC = [
 ] as const;
 
 /** A gateway key is required, but the handler spans upstreams and checks each one itself. */
-const AUTHENTICATED_ANY_UPSTREAM = ['BatchController.run'] as const;
+const AUTHENTICATED_ANY_UPSTREAM = [
+  // Each item or view part goes back through the router with the caller's key and is authorised on its own.
+  'BatchController.run',
+  'ViewsController.list',
+  'ViewsController.run',
+] as const;
 
 interface Handler {
   readonly name: string;
