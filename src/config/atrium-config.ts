@@ -100,13 +100,13 @@ class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(0) @Max(DAY_MS) ATRIUM_CACHE_NEGATIVE_TTL_MS = 0;
   @Type(() => Number) @IsInt() @Min(100) @Max(600_000) ATRIUM_CACHE_COALESCE_LEASE_MS = 3_000;
   @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_CACHE_REDIS_TIMEOUT_MS = 250;
-  /** Operator key of the admin API (secret; no default: the admin API is off without it). */
+  /** Deprecated name of ATRIUM_OPERATOR_TOKEN (still read, with a warning at boot). */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_ADMIN_TOKEN?: string;
   // Front end and operators (batch, CORS, console).
   @Type(() => Number) @IsInt() @Min(1) @Max(100) ATRIUM_BATCH_MAX_ITEMS = 20;
   @Type(() => Number) @IsInt() @Min(100) @Max(120_000) ATRIUM_BATCH_TIMEOUT_MS = 10_000;
   @Type(() => Number) @IsInt() @Min(0) @Max(86_400) ATRIUM_CORS_MAX_AGE_SECONDS = 600;
-  /** Secret: no default. Unset → the operator console is off. */
+  /** The operator token of the console and the admin API. Secret: no default. Unset → both are off. */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
   // Gateway-signed download links (README "Key custody").
   /** HMAC key of signed links (secret: no default; unset → a random one per process). */
@@ -243,14 +243,17 @@ export interface AtriumConfig {
   readonly defaultRetryAfterSeconds: number;
   readonly shutdownGraceMs: number;
   readonly cache: CacheConfig;
-  /** Operator key of the admin API; undefined → the admin API answers 403. */
-  readonly adminToken?: string;
   /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
   readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
   /** How long browsers may cache a CORS preflight answer. */
   readonly corsMaxAgeSeconds: number;
-  /** The operator console's key; undefined → the console is off. */
+  /**
+   * The one operator token (console and admin API); undefined → the console is off and the admin API
+   * answers 403.
+   */
   readonly operatorToken?: string;
+  /** The variable it came from: the deprecated `ATRIUM_ADMIN_TOKEN` is logged as such at boot. */
+  readonly operatorTokenFrom?: 'ATRIUM_OPERATOR_TOKEN' | 'ATRIUM_ADMIN_TOKEN';
   /** Gateway-signed download links that replace vendor links carrying our credential. */
   readonly links: LinksConfig;
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
@@ -338,6 +341,11 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       sandbox: sandboxed.includes(name),
     };
   }
+  if (g?.ATRIUM_ADMIN_TOKEN && g.ATRIUM_OPERATOR_TOKEN && g.ATRIUM_ADMIN_TOKEN !== g.ATRIUM_OPERATOR_TOKEN)
+    // One operator token: two different ones would leave an operator guessing which opens what.
+    problems.push(
+      'ATRIUM_ADMIN_TOKEN (deprecated; differs from ATRIUM_OPERATOR_TOKEN: set only ATRIUM_OPERATOR_TOKEN)',
+    );
   const ttlOverrides = parseTtlOverrides(env.ATRIUM_CACHE_TTL_OVERRIDES);
   if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
   if (problems.length || !g || !ttlOverrides)
@@ -366,10 +374,14 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       coalesceLeaseMs: g.ATRIUM_CACHE_COALESCE_LEASE_MS,
       redisTimeoutMs: g.ATRIUM_CACHE_REDIS_TIMEOUT_MS,
     },
-    adminToken: g.ATRIUM_ADMIN_TOKEN,
     batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
     corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
-    operatorToken: g.ATRIUM_OPERATOR_TOKEN,
+    operatorToken: g.ATRIUM_OPERATOR_TOKEN ?? g.ATRIUM_ADMIN_TOKEN,
+    operatorTokenFrom: g.ATRIUM_OPERATOR_TOKEN
+      ? 'ATRIUM_OPERATOR_TOKEN'
+      : g.ATRIUM_ADMIN_TOKEN
+        ? 'ATRIUM_ADMIN_TOKEN'
+        : undefined,
     links: {
       // No default secret: a random one signs links that only this process accepts (README "Key custody").
       secret: g.ATRIUM_LINK_SECRET ?? randomBytes(32).toString('base64url'),
