@@ -68,11 +68,18 @@ const GATEWAY = {
     meaning: 'lease of the fleet-wide in-flight marker (renewed while the call runs)',
   },
   ATRIUM_CACHE_REDIS_TIMEOUT_MS: { meaning: 'timeout of every Redis round trip of the cache' },
-  ATRIUM_ADMIN_TOKEN: { default: '– (admin API off)', meaning: 'operator token of the admin API (secret)' },
+  ATRIUM_ADMIN_TOKEN: {
+    default: '–',
+    meaning:
+      '**deprecated** former name of `ATRIUM_OPERATOR_TOKEN`: still read (a warning at boot) when that one is unset; both set and different → the boot fails',
+  },
   ATRIUM_BATCH_MAX_ITEMS: { meaning: 'most items in one `POST /batch`' },
   ATRIUM_BATCH_TIMEOUT_MS: { meaning: "a batch's default and longest overall deadline" },
   ATRIUM_CORS_MAX_AGE_SECONDS: { meaning: 'how long browsers may cache a CORS preflight answer' },
-  ATRIUM_OPERATOR_TOKEN: { default: '– (console off)', meaning: "the operator console's key (secret)" },
+  ATRIUM_OPERATOR_TOKEN: {
+    default: '– (console and admin API off)',
+    meaning: 'the one operator token: the console and the admin API `/admin/**` (secret)',
+  },
   ATRIUM_LINK_SECRET: {
     default: '– (random per process)',
     meaning:

@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
-import { REDIS_CLIENT } from '../../redis/redis.module.js';
+import { REDIS_CLIENT } from '../../redis/redis.tokens.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Consumer } from './consumer.js';
 import { CONSUMER_STORE } from './consumer-auth.guard.js';
