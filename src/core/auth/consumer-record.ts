@@ -88,7 +88,7 @@ function parseKeys(r: Raw, where: string): ConsumerKey[] {
       const expiresAt = parseTime(e.expiresAt, `${at}.expiresAt`);
       const createdAt = parseTime(e.createdAt, `${at}.createdAt`);
       keys.push({
-        id: (e.id) ?? keyIdOf(hash),
+        id: e.id ?? keyIdOf(hash),
         hash,
         ...(expiresAt !== undefined ? { expiresAt } : {}),
         ...(createdAt !== undefined ? { createdAt } : {}),

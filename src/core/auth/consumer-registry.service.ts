@@ -244,8 +244,9 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
   private async checkVersion(): Promise<void> {
     try {
       if ((await this.repo!.version()) !== this.version) await this.syncFromRedis(false);
-    } catch {
+    } catch (e) {
       // Down: the set in force stays; the next poll or the subscriber's reconnect catches up.
+      this.noteFailure(`Redis: ${(e as Error).message}`);
     }
   }
 
@@ -280,11 +281,15 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
       if (boot || before !== 0 || snap.version !== 0)
         this.logger.log(`consumers in force: ${list.length} (store version ${snap.version})`);
     } catch (e) {
-      const why = e instanceof ConsumersFileError ? e.message : `Redis: ${(e as Error).message}`;
-      if (this.lastError !== why)
-        this.logger.warn(`consumers not reloaded (${why}); keeping the ${this.store.all().length} in force`);
-      this.lastError = why;
+      this.noteFailure(e instanceof ConsumersFileError ? e.message : `Redis: ${(e as Error).message}`);
     }
+  }
+
+  /** One warning per distinct failure (an outage fails every poll), and the state the admin API shows. */
+  private noteFailure(why: string): void {
+    if (this.lastError !== why)
+      this.logger.warn(`consumers not reloaded (${why}); keeping the ${this.store.all().length} in force`);
+    this.lastError = why;
   }
 
   // --- File ----------------------------------------------------------------------------------------
