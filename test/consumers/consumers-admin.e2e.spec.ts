@@ -1,5 +1,6 @@
 import { overrideDefaultLogDestination } from '../../src/core/logging/log-destination.js';
 import { ConfigError, loadConfig } from '../../src/config/atrium-config.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
 import { captureDestination, recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
@@ -64,18 +65,21 @@ describe('admin API /admin/consumers (one gateway, consumers in memory: no Redis
 
   it('refuses two different operator tokens at boot', () => {
     expect(() =>
-      loadConfig({
-        UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9',
-        UPSTREAM_MACRO_TOKEN: 'token-macro',
-        UPSTREAM_COMPANY_BASE_URL: 'http://127.0.0.1:9',
-        UPSTREAM_COMPANY_TOKEN: 'token-company',
-        UPSTREAM_DOCUMENTS_BASE_URL: 'http://127.0.0.1:9',
-        UPSTREAM_DOCUMENTS_TOKEN: 'token-documents',
-        UPSTREAM_DEALS_BASE_URL: 'http://127.0.0.1:9',
-        UPSTREAM_DEALS_TOKEN: 'token-deals',
-        ATRIUM_ADMIN_TOKEN: 'one-operator-token-aaaa',
-        ATRIUM_OPERATOR_TOKEN: 'another-operator-token-bbbb',
-      }),
+      loadConfig(
+        {
+          UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9',
+          UPSTREAM_MACRO_TOKEN: 'token-macro',
+          UPSTREAM_COMPANY_BASE_URL: 'http://127.0.0.1:9',
+          UPSTREAM_COMPANY_TOKEN: 'token-company',
+          UPSTREAM_DOCUMENTS_BASE_URL: 'http://127.0.0.1:9',
+          UPSTREAM_DOCUMENTS_TOKEN: 'token-documents',
+          UPSTREAM_DEALS_BASE_URL: 'http://127.0.0.1:9',
+          UPSTREAM_DEALS_TOKEN: 'token-deals',
+          ATRIUM_ADMIN_TOKEN: 'one-operator-token-aaaa',
+          ATRIUM_OPERATOR_TOKEN: 'another-operator-token-bbbb',
+        },
+        UPSTREAMS,
+      ),
     ).toThrow(ConfigError);
   });
 
