@@ -4,6 +4,8 @@ import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
 import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
+import { ConsumerRegistry, type ConsumerSourceState } from '../core/auth/consumer-registry.service.js';
+import { consumerView, type ConsumerKeyView } from '../admin/consumer-view.js';
 import { ReadinessService, type UpstreamReadiness } from '../health/readiness.service.js';
 import { METRICS_REGISTRY } from '../metrics/metrics.tokens.js';
 import { ProxyService } from '../proxy/proxy.service.js';
@@ -61,6 +63,10 @@ export interface UpstreamState {
 
 export interface ConsumerState {
   id: string;
+  /** Disabled by an operator: every key answers 403. */
+  enabled: boolean;
+  /** Ids and dates only (key rotation from the console goes through /admin/consumers). */
+  keys: ConsumerKeyView[];
   upstreams: string[];
   write: boolean;
   weight: number;
@@ -90,6 +96,8 @@ export interface ConsoleState {
   windowSeconds: number;
   upstreams: UpstreamState[];
   consumers: ConsumerState[];
+  /** Where consumers come from, and whether the console may change them (not when the file rules). */
+  consumerSource: Pick<ConsumerSourceState, 'source' | 'writable' | 'lastError'>;
   /** Which metric families were found: the page says "n/a" for the others. */
   metrics: Record<keyof typeof CONSOLE_METRICS, boolean>;
 }
@@ -145,6 +153,7 @@ export class ConsoleStateService {
     private readonly readinessService: ReadinessService,
     private readonly proxy: ProxyService,
     private readonly errors: RecentErrors,
+    private readonly consumerRegistry: ConsumerRegistry,
   ) {}
 
   private async values(name: string): Promise<Values | undefined> {
@@ -317,8 +326,11 @@ export class ConsoleStateService {
 
     const consumers = this.consumers.all().map((c): ConsumerState => {
       const hist = this.history((s) => s.consumerRequests, c.id);
+      const view = consumerView(c, now);
       return {
         id: c.id,
+        enabled: view.enabled,
+        keys: view.keys,
         upstreams: [...c.upstreams],
         write: c.write,
         weight: c.weight,
@@ -352,6 +364,9 @@ export class ConsoleStateService {
       windowSeconds,
       upstreams,
       consumers,
+      consumerSource: (({ source, writable, lastError }) => ({ source, writable, lastError }))(
+        this.consumerRegistry.state(),
+      ),
       metrics: Object.fromEntries(
         Object.entries(CONSOLE_METRICS).map(([k, name]) => [
           k,
