@@ -30,8 +30,9 @@ const GATEWAY = {
   },
   ATRIUM_REDIS_PREFIX: { meaning: 'prefix of every Redis key and channel of this fleet' },
   ATRIUM_CONSUMERS_FILE: {
-    default: '– (required outside sandbox)',
-    meaning: 'path of the consumers file ([below](#consumers-and-keys))',
+    default: '– (required outside sandbox, unless `REDIS_URL` is set)',
+    meaning:
+      'path of the consumers file ([below](#consumers-and-keys)); with Redis it only seeds an empty consumer store',
   },
   ATRIUM_SANDBOX: {
     meaning:
