@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { Consumer, ConsumerKey, ConsumerLimit } from './consumer.js';
 
+/** One-shot: no Hash object per call (several times cheaper than createHash on the request path). */
 export function sha256(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
+  return hash('sha256', key, 'buffer');
 }
 
 /** A key's public id: derived from its digest (so a file reload keeps it), revealing nothing about the key. */
