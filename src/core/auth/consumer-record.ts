@@ -7,8 +7,8 @@ export function sha256(key: string): Buffer {
 }
 
 /** A key's public id: derived from its digest (so a file reload keeps it), revealing nothing about the key. */
-export function keyIdOf(hash: Buffer): string {
-  return 'k-' + createHash('sha256').update(hash).digest('hex').slice(0, 10);
+export function keyIdOf(digest: Buffer): string {
+  return 'k-' + createHash('sha256').update(digest).digest('hex').slice(0, 10);
 }
 
 export class ConsumersFileError extends Error {}
