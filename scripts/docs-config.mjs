@@ -78,6 +78,13 @@ const GATEWAY = {
   },
   ATRIUM_BATCH_MAX_ITEMS: { meaning: 'most items in one `POST /batch`' },
   ATRIUM_BATCH_TIMEOUT_MS: { meaning: "a batch's default and longest overall deadline" },
+  ATRIUM_VIEWS_FILE: {
+    default: '`config/views.yaml` (if present)',
+    meaning:
+      'the composite views file (YAML or JSON, [Composite views](frontend.md#composite-views-get-viewsname)); `none`: no views. SIGHUP reloads it',
+  },
+  ATRIUM_VIEWS_TIMEOUT_MS: { meaning: "a view's deadline unless the view or the call sets one" },
+  ATRIUM_VIEWS_MAX_TIMEOUT_MS: { meaning: 'the longest deadline a view or a call may ask for' },
   ATRIUM_CORS_MAX_AGE_SECONDS: { meaning: 'how long browsers may cache a CORS preflight answer' },
   ATRIUM_OPERATOR_TOKEN: {
     default: '– (console and admin API off)',

@@ -17,6 +17,7 @@ import { RedisModule } from './redis/redis.module.js';
 import { UPSTREAMS } from './upstreams/index.js';
 import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
 import { UpstreamsModule } from './upstreams/upstreams.module.js';
+import { ViewsModule } from './views/views.module.js';
 
 export interface AppOptions {
   readonly config: AtriumConfig;
@@ -50,6 +51,7 @@ export class AppModule {
         UpstreamsModule.forRoot(options.upstreams ?? UPSTREAMS),
         AdminModule,
         BatchModule,
+        ViewsModule,
         ConsoleModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],

@@ -13,6 +13,7 @@ import { PinoNestLogger } from './core/logging/pino-nest.logger.js';
 import { prettyDestination } from './core/logging/pretty-destination.js';
 import { startSandbox, type Sandbox, type SandboxUpstreamName } from './sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
+import { ViewsFileError } from './views/views-file.js';
 
 function demoConsumer(key: string): Consumer {
   return {
@@ -133,7 +134,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof ConsumersFileError) {
+  if (err instanceof ConfigError || err instanceof ConsumersFileError || err instanceof ViewsFileError) {
     process.stderr.write(`atrium: ${err.message}\n`);
   } else {
     process.stderr.write(

@@ -62,6 +62,8 @@ export interface AtriumConfig {
   readonly cache: CacheConfig;
   /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
   readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
+  /** Composite views: the views file (undefined → config/views.yaml if present) and deadlines. */
+  readonly views: { readonly file?: string; readonly timeoutMs: number; readonly maxTimeoutMs: number };
   /** How long browsers may cache a CORS preflight answer. */
   readonly corsMaxAgeSeconds: number;
   /**
@@ -109,6 +111,8 @@ export function loadConfig(
     );
   const ttlOverrides = parseTtlOverrides(env.ATRIUM_CACHE_TTL_OVERRIDES);
   if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
+  if (g && g.ATRIUM_VIEWS_TIMEOUT_MS > g.ATRIUM_VIEWS_MAX_TIMEOUT_MS)
+    problems.push('ATRIUM_VIEWS_TIMEOUT_MS (must not exceed ATRIUM_VIEWS_MAX_TIMEOUT_MS)');
   if (problems.length || !g || !ttlOverrides)
     throw new ConfigError('Invalid configuration: ' + problems.join(', '));
   return {
@@ -136,6 +140,11 @@ export function loadConfig(
       redisTimeoutMs: g.ATRIUM_CACHE_REDIS_TIMEOUT_MS,
     },
     batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
+    views: {
+      file: g.ATRIUM_VIEWS_FILE,
+      timeoutMs: g.ATRIUM_VIEWS_TIMEOUT_MS,
+      maxTimeoutMs: g.ATRIUM_VIEWS_MAX_TIMEOUT_MS,
+    },
     corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
     operatorToken: g.ATRIUM_OPERATOR_TOKEN ?? g.ATRIUM_ADMIN_TOKEN,
     operatorTokenFrom: g.ATRIUM_OPERATOR_TOKEN

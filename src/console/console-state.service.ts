@@ -9,6 +9,7 @@ import { consumerView, type ConsumerKeyView } from '../admin/consumer-view.js';
 import { ReadinessService, type UpstreamReadiness } from '../health/readiness.service.js';
 import { METRICS_REGISTRY } from '../metrics/metrics.tokens.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { ViewsService, type ViewStats } from '../views/views.service.js';
 import { RecentErrors, type ConsumerRejections, type ErrorEvent } from './recent-errors.service.js';
 
 /** Metric names this console reads (COMMON contracts; each belongs to the issue that registers it). */
@@ -98,6 +99,8 @@ export interface ConsoleState {
   consumers: ConsumerState[];
   /** Where consumers come from, and whether the console may change them (not when the file rules). */
   consumerSource: Pick<ConsumerSourceState, 'source' | 'writable' | 'lastError'>;
+  /** The composite views in force, with their calls since start (complete, partial, failed, 304). */
+  views: ViewStats[];
   /** Which metric families were found: the page says "n/a" for the others. */
   metrics: Record<keyof typeof CONSOLE_METRICS, boolean>;
 }
@@ -154,6 +157,7 @@ export class ConsoleStateService {
     private readonly proxy: ProxyService,
     private readonly errors: RecentErrors,
     private readonly consumerRegistry: ConsumerRegistry,
+    private readonly views: ViewsService,
   ) {}
 
   private async values(name: string): Promise<Values | undefined> {
@@ -367,6 +371,7 @@ export class ConsoleStateService {
       consumerSource: (({ source, writable, lastError }) => ({ source, writable, lastError }))(
         this.consumerRegistry.state(),
       ),
+      views: this.views.stats(),
       metrics: Object.fromEntries(
         Object.entries(CONSOLE_METRICS).map(([k, name]) => [
           k,
