@@ -1,4 +1,4 @@
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
+import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { IS_PUBLIC, UPSTREAM_ACCESS, type UpstreamAccessMeta } from '../../src/core/auth/auth.decorators.js';
@@ -10,9 +10,6 @@ import { createDocumentApp } from '../../src/document-app.js';
 
 /** No consumer key: the global consumer guard lets these through (some have a guard of their own). */
 const PUBLIC = [
-  // The operator token (AdminTokenGuard), never a consumer key.
-  'CacheAdminController.purge',
-  'CacheAdminController.stats',
   // The page is public; its state needs the operator token (OperatorGuard).
   'ConsoleController.page',
   'ConsoleController.apiState',
@@ -34,6 +31,12 @@ const PUBLIC = [
   'SignedLinkController.follow',
 ] as const;
 
+/**
+ * Operator endpoints: public to the consumer guard, every handler behind the controller's own guard (the
+ * operator token, never a consumer key). The test checks the guard is there.
+ */
+const OPERATOR_CONTROLLERS = ['CacheAdminController', 'ConsumersAdminController'] as const;
+
 /** A gateway key is required, but the handler spans upstreams and checks each one itself. */
 const AUTHENTICATED_ANY_UPSTREAM = [
   // Each item or view part goes back through the router with the caller's key and is authorised on its own.
@@ -44,6 +47,9 @@ const AUTHENTICATED_ANY_UPSTREAM = [
 
 interface Handler {
   readonly name: string;
+  readonly controller: string;
+  /** Guards of the controller class or the handler itself (beside the global ones). */
+  readonly ownGuards: number;
   readonly isPublic: boolean;
   readonly access?: UpstreamAccessMeta;
 }
@@ -55,14 +61,18 @@ function handlersOf(app: NestFastifyApplication): Handler[] {
       const controller = wrapper.metatype as new () => unknown;
       const proto = controller.prototype as object;
       const classPublic = Reflect.getMetadata(IS_PUBLIC, controller) === true;
+      const classGuards = (Reflect.getMetadata(GUARDS_METADATA, controller) as unknown[] | undefined) ?? [];
       for (const method of Object.getOwnPropertyNames(proto)) {
         const fn = Object.getOwnPropertyDescriptor(proto, method)?.value as object | undefined;
         if (method === 'constructor' || typeof fn !== 'function') continue;
         // Only route handlers: Nest's request-mapping metadata.
         if (Reflect.getMetadata(METHOD_METADATA, fn) === undefined || !Reflect.hasMetadata(PATH_METADATA, fn))
           continue;
+        const guards = (Reflect.getMetadata(GUARDS_METADATA, fn) as unknown[] | undefined) ?? [];
         out.push({
           name: `${controller.name}.${method}`,
+          controller: controller.name,
+          ownGuards: classGuards.length + guards.length,
           isPublic: classPublic || Reflect.getMetadata(IS_PUBLIC, fn) === true,
           access: Reflect.getMetadata(UPSTREAM_ACCESS, fn) as UpstreamAccessMeta | undefined,
         });
@@ -90,7 +100,8 @@ describe('every controller declares who may call each handler', () => {
       .filter((h) => !h.access)
       .filter((h) =>
         h.isPublic
-          ? !(PUBLIC as readonly string[]).includes(h.name)
+          ? !(PUBLIC as readonly string[]).includes(h.name) &&
+            !(OPERATOR_CONTROLLERS as readonly string[]).includes(h.controller)
           : !(AUTHENTICATED_ANY_UPSTREAM as readonly string[]).includes(h.name),
       )
       .map((h) => `${h.name} (${h.isPublic ? 'public' : 'authenticated, no upstream'})`);
@@ -99,6 +110,14 @@ describe('every controller declares who may call each handler', () => {
 
   it('no handler is both public and upstream-restricted (the guard would let anyone in)', () => {
     expect(handlers.filter((h) => h.isPublic && h.access).map((h) => h.name)).toEqual([]);
+  });
+
+  it('every handler of an operator controller is behind a guard of its own', () => {
+    const operator = handlers.filter((h) =>
+      (OPERATOR_CONTROLLERS as readonly string[]).includes(h.controller),
+    );
+    expect(new Set(operator.map((h) => h.controller)).size).toBe(OPERATOR_CONTROLLERS.length);
+    expect(operator.filter((h) => h.ownGuards === 0).map((h) => h.name)).toEqual([]);
   });
 
   it('the allow-lists name only handlers that exist and are what the list says', () => {
