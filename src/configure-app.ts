@@ -19,6 +19,7 @@ import { drainAfterEarlyAnswer } from './core/http/early-answer-drain.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
 import { setupDocs } from './docs/docs.setup.js';
 import { RequestObserver } from './metrics/request-observer.js';
+import { UsageService } from './usage/usage.service.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -119,6 +120,8 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   filter.useAllowedMethods(allowed);
   // Request metrics and the one log line per request, from one onResponse hook.
   app.get(RequestObserver).install(fastify);
+  // Vendor usage per consumer (off with ATRIUM_USAGE=off: no hook at all).
+  app.get(UsageService).install(fastify);
 
   // Bodies are forwarded as the consumer sent them (form-urlencoded or JSON): keep the bytes, parse nothing.
   fastify.removeAllContentTypeParsers();

@@ -116,6 +116,8 @@ class GatewayEnv {
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   ATRIUM_PUBLIC_URL?: string;
+  // Operators (issue 16): usage counting, tracing, client addresses.
+  @IsIn(['on', 'off']) ATRIUM_USAGE = 'on';
 }
 
 /** One upstream's settings, read from `UPSTREAM_<NAME>_<FIELD>`. */
@@ -253,6 +255,8 @@ export interface AtriumConfig {
   readonly operatorToken?: string;
   /** Gateway-signed download links that replace vendor links carrying our credential. */
   readonly links: LinksConfig;
+  /** Vendor usage per consumer, upstream and day (`/admin/usage`, `atrium_consumer_*` metrics). */
+  readonly usageCounting: boolean;
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
 }
 
@@ -377,6 +381,7 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       ttlSeconds: g.ATRIUM_LINK_TTL_SECONDS,
       publicUrl: g.ATRIUM_PUBLIC_URL?.replace(/\/+$/, ''),
     },
+    usageCounting: g.ATRIUM_USAGE === 'on',
     upstreams,
   };
 }

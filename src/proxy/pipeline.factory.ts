@@ -15,6 +15,7 @@ import { credentialsStage } from './stages/credentials.stage.js';
 import { keyEchoStage } from './stages/key-echo.stage.js';
 import { normalizeStage } from './stages/normalize.stage.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
+import { USAGE_STAGES, type UsageStages } from '../usage/usage.tokens.js';
 
 export interface PipelineSettings {
   /** `Retry-After` of an upstream 429 without a usable header: per upstream in the limits config now. */
@@ -40,6 +41,7 @@ export class PipelineFactory {
     private readonly limits: UpstreamLimitsService,
     private readonly metrics: GatewayMetrics,
     @Inject(LINK_SIGNER) private readonly signer: LinkSigner,
+    @Inject(USAGE_STAGES) private readonly usage: UsageStages,
   ) {}
 
   private limitsOf(def: UpstreamDefinition): UpstreamLimitStages {
@@ -82,15 +84,17 @@ export class PipelineFactory {
 
   build(def: UpstreamDefinition, transport: Handler, _settings: PipelineSettings): Handler {
     const limits = this.limitsOf(def);
+    const usage = this.usage.vendorStage(def.name);
     return compose(
       [
         this.cache.cacheStage(def),
         this.cache.coalesceStage(def),
-        upstreamLimitStage(limits.limit),
+        upstreamLimitStage(this.usage.limitOptions(limits.limit, def.name)),
         this.keyEcho(def, true),
         this.credentials(def),
         retryStage(limits.retry),
         upstreamMetricsStage({ record: this.metrics.upstreamCallRecorder(def.name) }),
+        ...(usage ? [usage] : []),
         this.normalize(def),
       ],
       transport,
@@ -103,12 +107,14 @@ export class PipelineFactory {
    */
   buildLinkHandler(def: UpstreamDefinition, transport: Handler): Handler {
     const limits = this.limitsOf(def);
+    const usage = this.usage.vendorStage(def.name);
     return compose(
       [
-        upstreamLimitStage(limits.limit),
+        upstreamLimitStage(this.usage.limitOptions(limits.limit, def.name)),
         this.keyEcho(def, false),
         this.credentials(def),
         upstreamMetricsStage({ record: this.metrics.upstreamCallRecorder(def.name) }),
+        ...(usage ? [usage] : []),
         this.normalize(def),
       ],
       transport,

@@ -15,6 +15,13 @@ import { buildEnvelope, envelopeToXml } from './error-envelope.js';
 import { ErrorShapeRegistry } from './error-shape.registry.js';
 import { GatewayError } from './gateway-error.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The code of the error envelope this request was answered with (usage counting reads it). */
+    errorCode?: ErrorCode;
+  }
+}
+
 const HTTP_STATUS_CODE: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',
   401: 'UNAUTHENTICATED',
@@ -87,6 +94,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       else allow = undefined;
     }
     const requestId = String(req.id);
+    req.errorCode = err.code;
     if (err.code === 'INTERNAL') {
       this.logger.error(
         this.redactor.redact(`errorId=${requestId} ${describe(exception)}`),
