@@ -14,6 +14,7 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { TracingModule } from './tracing/tracing.module.js';
 import { UsageModule } from './usage/usage.module.js';
 import { CompanyModule } from './upstreams/company/company.module.js';
 import { DealsModule } from './upstreams/deals/deals.module.js';
@@ -48,6 +49,7 @@ export class AppModule {
         HealthModule,
         RedisModule,
         UsageModule,
+        TracingModule,
         MacroModule,
         CompanyModule,
         DocumentsModule,

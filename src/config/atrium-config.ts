@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
 import { plainToInstance, Type } from 'class-transformer';
 import {
   IsIn,
@@ -118,6 +119,13 @@ class GatewayEnv {
   ATRIUM_PUBLIC_URL?: string;
   // Operators (issue 16): usage counting, tracing, client addresses.
   @IsIn(['on', 'off']) ATRIUM_USAGE = 'on';
+  /** Proxies whose `X-Forwarded-For` is believed: comma-separated addresses or CIDRs (Fastify's trustProxy). */
+  @IsOptional() @IsString() ATRIUM_TRUSTED_PROXIES?: string;
+  /** OTLP/HTTP collector (the OpenTelemetry variable); unset → no span is recorded or exported. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  @IsString() @MinLength(1) OTEL_SERVICE_NAME = 'atrium';
 }
 
 /** One upstream's settings, read from `UPSTREAM_<NAME>_<FIELD>`. */
@@ -257,6 +265,10 @@ export interface AtriumConfig {
   readonly links: LinksConfig;
   /** Vendor usage per consumer, upstream and day (`/admin/usage`, `atrium_consumer_*` metrics). */
   readonly usageCounting: boolean;
+  /** Addresses and CIDRs of proxies whose `X-Forwarded-For` is believed; empty → the socket's address. */
+  readonly trustedProxies: readonly string[];
+  /** Span export over OTLP/HTTP; undefined → traces are propagated but no span is recorded. */
+  readonly tracing?: { readonly endpoint: string; readonly serviceName: string };
   readonly upstreams: Readonly<Record<UpstreamName, UpstreamConfig>>;
 }
 
@@ -344,7 +356,9 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
   }
   const ttlOverrides = parseTtlOverrides(env.ATRIUM_CACHE_TTL_OVERRIDES);
   if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
-  if (problems.length || !g || !ttlOverrides)
+  const trustedProxies = parseTrustedProxies(env.ATRIUM_TRUSTED_PROXIES);
+  if (!trustedProxies) problems.push('ATRIUM_TRUSTED_PROXIES (expected addresses or CIDRs, comma-separated)');
+  if (problems.length || !g || !ttlOverrides || !trustedProxies)
     throw new ConfigError('Invalid configuration: ' + problems.join(', '));
   return {
     port: g.PORT,
@@ -382,8 +396,35 @@ export function loadConfig(env: Env, sandboxed: readonly UpstreamName[] = []): A
       publicUrl: g.ATRIUM_PUBLIC_URL?.replace(/\/+$/, ''),
     },
     usageCounting: g.ATRIUM_USAGE === 'on',
+    trustedProxies,
+    tracing: g.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? { endpoint: g.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), serviceName: g.OTEL_SERVICE_NAME }
+      : undefined,
     upstreams,
   };
+}
+
+/**
+ * `10.0.0.0/8, 192.168.1.7, ::1`: addresses or CIDRs (IPv4 or IPv6), for Fastify's `trustProxy`. Returns
+ * undefined when an item is not one, so the caller can name the variable.
+ */
+export function parseTrustedProxies(text: string | undefined): string[] | undefined {
+  const out: string[] = [];
+  if (!text || !text.trim()) return out;
+  for (const part of text.split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const slash = item.indexOf('/');
+    const addr = slash === -1 ? item : item.slice(0, slash);
+    const version = isIP(addr);
+    if (version === 0) return undefined;
+    if (slash !== -1) {
+      const bits = item.slice(slash + 1);
+      if (!/^\d{1,3}$/.test(bits) || Number(bits) > (version === 4 ? 32 : 128)) return undefined;
+    }
+    out.push(item);
+  }
+  return out;
 }
 
 /** Derived defaults: the learned rate moves between a tenth of the configured rate and the configured rate. */

@@ -15,6 +15,7 @@ import { credentialsStage } from './stages/credentials.stage.js';
 import { keyEchoStage } from './stages/key-echo.stage.js';
 import { normalizeStage } from './stages/normalize.stage.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
+import { TRACING_STAGES, type TracingStages } from '../tracing/tracing.tokens.js';
 import { USAGE_STAGES, type UsageStages } from '../usage/usage.tokens.js';
 
 export interface PipelineSettings {
@@ -42,7 +43,13 @@ export class PipelineFactory {
     private readonly metrics: GatewayMetrics,
     @Inject(LINK_SIGNER) private readonly signer: LinkSigner,
     @Inject(USAGE_STAGES) private readonly usage: UsageStages,
+    @Inject(TRACING_STAGES) private readonly tracing: TracingStages,
   ) {}
+
+  /** The limit stage's options with shield refusals counted and the budget wait traced (when on). */
+  private observedLimit(def: UpstreamDefinition, limits: UpstreamLimitStages) {
+    return this.tracing.limitOptions(this.usage.limitOptions(limits.limit, def.name), def.name);
+  }
 
   private limitsOf(def: UpstreamDefinition): UpstreamLimitStages {
     let l = this.limitStages.get(def);
@@ -85,16 +92,19 @@ export class PipelineFactory {
   build(def: UpstreamDefinition, transport: Handler, _settings: PipelineSettings): Handler {
     const limits = this.limitsOf(def);
     const usage = this.usage.vendorStage(def.name);
+    const limit = this.observedLimit(def, limits);
     return compose(
       [
         this.cache.cacheStage(def),
         this.cache.coalesceStage(def),
-        upstreamLimitStage(this.usage.limitOptions(limits.limit, def.name)),
+        upstreamLimitStage(limit),
         this.keyEcho(def, true),
         this.credentials(def),
-        retryStage(limits.retry),
+        // Retries pass the same (observed) gate: their budget waits are spans too.
+        retryStage(limits.retry.gate ? { ...limits.retry, gate: limit.gate } : limits.retry),
         upstreamMetricsStage({ record: this.metrics.upstreamCallRecorder(def.name) }),
         ...(usage ? [usage] : []),
+        this.tracing.vendorStage(def.name),
         this.normalize(def),
       ],
       transport,
@@ -110,11 +120,12 @@ export class PipelineFactory {
     const usage = this.usage.vendorStage(def.name);
     return compose(
       [
-        upstreamLimitStage(this.usage.limitOptions(limits.limit, def.name)),
+        upstreamLimitStage(this.observedLimit(def, limits)),
         this.keyEcho(def, false),
         this.credentials(def),
         upstreamMetricsStage({ record: this.metrics.upstreamCallRecorder(def.name) }),
         ...(usage ? [usage] : []),
+        this.tracing.vendorStage(def.name),
         this.normalize(def),
       ],
       transport,

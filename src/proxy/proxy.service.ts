@@ -107,6 +107,7 @@ export class ProxyService implements OnApplicationShutdown {
       deadline: Date.now() + u.def.timeoutMs,
       noCache: true,
       weight: 1,
+      trace: req.trace,
     });
   }
 

@@ -20,7 +20,8 @@ function invalid(parameter: string, message: string): GatewayError {
 export function usageCsv(report: UsageReport): string {
   const head = ['day', 'consumer', 'upstream', ...USAGE_COUNTER_NAMES];
   const lines = [head.join(',')];
-  for (const r of report.rows) lines.push([r.day, r.consumer, r.upstream, ...USAGE_COUNTER_NAMES.map((n) => r[n])].join(','));
+  for (const r of report.rows)
+    lines.push([r.day, r.consumer, r.upstream, ...USAGE_COUNTER_NAMES.map((n) => r[n])].join(','));
   return lines.join('\r\n') + '\r\n';
 }
 
@@ -67,7 +68,8 @@ export class UsageController {
       report = await this.usage.report({ fromMs, toMs, consumer, upstream });
     } catch (e) {
       throw new GatewayError('UPSTREAM_UNAVAILABLE', {
-        message: 'The usage store (Redis) did not answer; counts are kept and sent when it is back. Retry later.',
+        message:
+          'The usage store (Redis) did not answer; counts are kept and sent when it is back. Retry later.',
         cause: e,
       });
     }

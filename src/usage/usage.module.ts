@@ -2,9 +2,8 @@ import { Global, Module } from '@nestjs/common';
 import { AdminTokenGuard } from '../admin/admin-token.guard.js';
 import { SYSTEM_CLOCK } from '../core/time/clock.js';
 import { UsageController } from './usage.controller.js';
-import { REDIS_CLIENT } from '../redis/redis.module.js';
 import { UsageService } from './usage.service.js';
-import { USAGE_CLOCK, USAGE_REDIS, USAGE_STAGES } from './usage.tokens.js';
+import { USAGE_CLOCK, USAGE_STAGES } from './usage.tokens.js';
 
 /** Vendor usage per consumer (issue 16): counting, `/admin/usage`, the `atrium_consumer_*` counters. */
 @Global()
@@ -14,7 +13,6 @@ import { USAGE_CLOCK, USAGE_REDIS, USAGE_STAGES } from './usage.tokens.js';
     UsageService,
     AdminTokenGuard,
     { provide: USAGE_CLOCK, useValue: SYSTEM_CLOCK },
-    { provide: USAGE_REDIS, useFactory: (redis: unknown) => redis, inject: [REDIS_CLIENT] },
     { provide: USAGE_STAGES, useExisting: UsageService },
   ],
   exports: [UsageService, USAGE_STAGES],

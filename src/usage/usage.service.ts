@@ -6,7 +6,8 @@ import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import type { Clock } from '../core/time/clock.js';
 import { METRICS_REGISTRY } from '../metrics/metrics.tokens.js';
 import type { Stage } from '../proxy/pipeline.types.js';
-import { USAGE_CLOCK, USAGE_REDIS, type UsageStages } from './usage.tokens.js';
+import { REDIS_CLIENT } from '../redis/redis.tokens.js';
+import { USAGE_CLOCK, type UsageStages } from './usage.tokens.js';
 import type { UpstreamLimitStageOptions } from '../proxy/limits/upstream-limit.stage.js';
 import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
 import { U_CACHE, U_COALESCED, U_QUOTA, U_REQUESTS } from './usage-counters.js';
@@ -31,7 +32,7 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
 
   constructor(
     @Inject(ATRIUM_CONFIG) config: AtriumConfig,
-    @Inject(USAGE_REDIS) redis: Redis | null,
+    @Inject(REDIS_CLIENT) redis: Redis | null,
     @Inject(METRICS_REGISTRY) registry: Registry,
     @Inject(USAGE_CLOCK) clock: Clock,
   ) {
@@ -60,9 +61,9 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
     fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
       const consumer = req.consumer;
       if (consumer !== undefined) {
-        const atrium = (req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
-          ATRIUM_ROUTE_CONFIG
-        ];
+        const atrium = (
+          req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined
+        )?.[ATRIUM_ROUTE_CONFIG];
         if (atrium !== undefined) {
           const cell = recorder.cell(consumer.id, atrium.upstream);
           recorder.add(cell, U_REQUESTS);

@@ -3,8 +3,6 @@ import type { Stage } from '../proxy/pipeline.types.js';
 
 /** The clock of usage days and flushes (tests may provide a fake one). */
 export const USAGE_CLOCK = Symbol('UsageClock');
-/** The shared Redis client as usage sees it (a token of our own: no import cycle through redis.module). */
-export const USAGE_REDIS = Symbol('UsageRedis');
 /** What the pipeline factory needs of usage counting (a token, so proxy/ does not import the service). */
 export const USAGE_STAGES = Symbol('UsageStages');
 

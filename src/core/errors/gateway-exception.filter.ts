@@ -103,7 +103,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     } else if (err.status >= 500) {
       this.logger.warn(this.redactor.redact(`requestId=${requestId} ${err.code} ${err.message}`));
     }
-    const envelope = buildEnvelope(err, requestId);
+    const envelope = buildEnvelope(err, requestId, req.trace?.traceId);
     envelope.error.message = this.redactor.redact(envelope.error.message);
     const ext = this.shapes.forUrl(req.url);
     if (ext) Object.assign(envelope, ext.extend(err));

@@ -19,6 +19,10 @@ export interface RequestLogRecord {
   upstreamMs?: number;
   /** Total time in the gateway, from the first byte of the request to the last of the answer. */
   ms: number;
+  /** The client's address (`X-Forwarded-For` only from ATRIUM_TRUSTED_PROXIES). */
+  client?: string;
+  /** W3C trace id of the request (the consumer's `traceparent`, or one the gateway started). */
+  traceId?: string;
 }
 
 /** Writes the per-request line: one object, built once by the caller, no serializers walking the request. */
