@@ -88,7 +88,7 @@ export class UsageRecorder {
   /** The cell of a consumer on an upstream (created, with its metric series at zero, on first use). */
   cell(consumer: string, upstream: string): UsageCell {
     let byUpstream = this.cells.get(consumer);
-    if (byUpstream === undefined) this.cells.set(consumer, (byUpstream = new Map()));
+    if (byUpstream === undefined) this.cells.set(consumer, (byUpstream = new Map<string, UsageCell>()));
     let cell = byUpstream.get(upstream);
     if (cell === undefined) {
       const series = this.metrics?.map((m) => m?.labels(consumer, upstream)) ?? [];

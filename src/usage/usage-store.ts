@@ -42,7 +42,7 @@ export class MemoryUsageStore implements UsageStore {
     for (const d of deltas) {
       let day = this.days.get(d.day);
       if (!day) {
-        this.days.set(d.day, (day = new Map()));
+        this.days.set(d.day, (day = new Map<string, UsageDelta>()));
         this.prune();
       }
       const key = d.consumer + SEP + d.upstream;

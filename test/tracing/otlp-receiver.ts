@@ -58,7 +58,7 @@ export class OtlpReceiver {
       });
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
-    this.port = (this.server!.address() as AddressInfo).port;
+    this.port = (this.server.address() as AddressInfo).port;
   }
 
   reset(): void {
