@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { ATRIUM_CONFIG, UPSTREAM_NAMES, type AtriumConfig } from '../config/atrium-config.js';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
 import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
 import { ReadinessService, type UpstreamReadiness } from '../health/readiness.service.js';
@@ -246,11 +246,11 @@ export class ConsoleStateService {
     };
     const facts = new Map<string, UpstreamReadiness>((report?.upstreams ?? []).map((u) => [u.name, u]));
 
-    const names = [...UPSTREAM_NAMES, ...this.proxy.all().map((u) => u.def.name)].filter(
+    const names = [...Object.keys(this.config.upstreams), ...this.proxy.all().map((u) => u.def.name)].filter(
       (n, i, all) => all.indexOf(n) === i,
     );
     const upstreams = names.map((name): UpstreamState => {
-      const cfg = this.config.upstreams[name as keyof AtriumConfig['upstreams']];
+      const cfg = this.config.upstreams[name];
       const reg = this.proxy.upstream(name);
       const f = facts.get(name);
       const bucket = (f?.bucket ?? undefined) as Record<string, unknown> | undefined;

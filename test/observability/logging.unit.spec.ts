@@ -8,6 +8,7 @@ import {
 } from '../../src/core/logging/logger.factory.js';
 import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 
 function sink(): {
   stream: Writable & { write: (s: string) => boolean };
@@ -148,22 +149,24 @@ describe('logging configuration', () => {
   };
 
   it('pretty logs only with NODE_ENV=development', () => {
-    expect(loadConfig(env({ NODE_ENV: 'development' })).prettyLogs).toBe(true);
-    expect(loadConfig(env({ NODE_ENV: 'production' })).prettyLogs).toBe(false);
-    expect(loadConfig(env({})).prettyLogs).toBe(false);
+    expect(loadConfig(env({ NODE_ENV: 'development' }), UPSTREAMS).prettyLogs).toBe(true);
+    expect(loadConfig(env({ NODE_ENV: 'production' }), UPSTREAMS).prettyLogs).toBe(false);
+    expect(loadConfig(env({}), UPSTREAMS).prettyLogs).toBe(false);
   });
 
   it('LOG_LEVEL is validated; ATRIUM_METRICS_TOKEN must be long, and errors never print it', () => {
-    expect(() => loadConfig(env({ LOG_LEVEL: 'loud' }))).toThrow(/LOG_LEVEL/);
-    expect(() => loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }))).toThrow(/ATRIUM_METRICS_TOKEN/);
+    expect(() => loadConfig(env({ LOG_LEVEL: 'loud' }), UPSTREAMS)).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }), UPSTREAMS)).toThrow(
+      /ATRIUM_METRICS_TOKEN/,
+    );
     try {
-      loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }));
+      loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }), UPSTREAMS);
     } catch (e) {
       expect((e as Error).message).not.toContain('short-tok');
     }
-    expect(loadConfig(env({ ATRIUM_METRICS_TOKEN: 'a-long-enough-metrics-token' })).metricsToken).toBe(
-      'a-long-enough-metrics-token',
-    );
+    expect(
+      loadConfig(env({ ATRIUM_METRICS_TOKEN: 'a-long-enough-metrics-token' }), UPSTREAMS).metricsToken,
+    ).toBe('a-long-enough-metrics-token');
   });
 });
 
