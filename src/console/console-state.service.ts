@@ -255,7 +255,6 @@ export class ConsoleStateService {
       this.values(CONSOLE_METRICS.breaker),
       this.values(CONSOLE_METRICS.quotaRemaining),
     ]);
-    const newest = this.samples[this.samples.length - 1];
     const pair = this.recentPair();
     const windowSeconds = pair ? Math.round((pair[1].t - pair[0].t) / 1000) : 0;
     const gauge = (values: Values | undefined, upstream: string): number | null => {
