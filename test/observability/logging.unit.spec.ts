@@ -7,6 +7,7 @@ import {
   unregisterLogRedactor,
 } from '../../src/core/logging/logger.factory.js';
 import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
+import { RequestLogger } from '../../src/core/logging/request-log.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
 import { UPSTREAMS } from '../../src/upstreams/index.js';
 
@@ -189,5 +190,43 @@ describe('censorKeys', () => {
     expect(input.nested.list[0].token).toBe('c');
     const clean = { reqId: 'r', status: 200, route: 'macro.feeds.list' };
     expect(censorKeys(clean)).toBe(clean);
+  });
+});
+
+describe('RequestLogger (the per-request line, fixed fields)', () => {
+  const record = {
+    reqId: 'req "quoted" \\ \u0001 id',
+    method: 'GET',
+    path: '/macro/feeds/ü',
+    route: 'macro.feeds.list',
+    upstream: 'macro',
+    consumer: 'c-1',
+    status: 200,
+    cache: 'HIT',
+    upstreamMs: 1.5,
+    ms: 2.25,
+  };
+
+  it('writes the line pino would write for the same record, without pino serialising it', () => {
+    const ours = sink();
+    const theirs = sink();
+    new RequestLogger(createLogger({ level: 'info', destination: ours.stream })).write(record);
+    createLogger({ level: 'info', destination: theirs.stream }).info(record, 'request');
+    const [a] = ours.lines();
+    const [b] = theirs.lines();
+    expect(typeof a.time).toBe('number');
+    expect({ ...a, time: 0 }).toEqual({ ...b, time: 0 });
+    expect(Object.keys(a)).toEqual(Object.keys(b));
+  });
+
+  it('leaves absent fields out and honours the level', () => {
+    const out = sink();
+    const logger = new RequestLogger(createLogger({ level: 'info', destination: out.stream }));
+    logger.write({ reqId: 'r', method: 'GET', path: '/health/live', status: 200, ms: 0.4 });
+    expect(out.lines()[0]).toEqual(
+      expect.objectContaining({ reqId: 'r', status: 200, ms: 0.4, msg: 'request', level: 'info' }),
+    );
+    expect(Object.keys(out.lines()[0])).not.toContain('consumer');
+    expect(new RequestLogger(createLogger({ level: 'warn', destination: out.stream })).enabled).toBe(false);
   });
 });
