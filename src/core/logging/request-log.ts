@@ -80,7 +80,11 @@ export class RequestLogger {
     line += ',"status":' + record.status;
     if (record.cache !== undefined) line += ',"cache":' + JSON.stringify(record.cache);
     if (record.upstreamMs !== undefined) line += ',"upstreamMs":' + finite(record.upstreamMs);
-    line += ',"ms":' + finite(record.ms) + ',"msg":"request"}\n';
+    line += ',"ms":' + finite(record.ms);
+    // From X-Forwarded-For when a trusted proxy sent it: escaped like any client-controlled text.
+    if (record.client !== undefined) line += ',"client":' + JSON.stringify(record.client);
+    if (record.traceId !== undefined) line += ',"traceId":"' + record.traceId + '"';
+    line += ',"msg":"request"}\n';
     p.stream.write(line);
   }
 }
