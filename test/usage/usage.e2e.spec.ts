@@ -119,6 +119,14 @@ describe('vendor usage per consumer (memory store)', () => {
     expect(metrics).toContain('atrium_consumer_shield_rejections_total{consumer="beta",upstream="macro"} 2');
     expect(metrics).toContain('atrium_consumer_quota_rejections_total{consumer="capped",upstream="macro"} 1');
 
+    // Request and upstream-call metrics carry the status code beside its class.
+    expect(metrics).toMatch(
+      /atrium_requests_total\{upstream="macro",route="macro\.layout\.table",status_class="4xx",status="429",cache="none"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /atrium_upstream_requests_total\{upstream="macro",route="macro\.layout\.table",status_class="4xx",status="429"\} 1\n/,
+    );
+
     // CSV, by Accept or format=csv, and the filters.
     const csv = await admin('/admin/usage?consumer=beta&format=csv');
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
