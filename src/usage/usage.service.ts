@@ -10,7 +10,8 @@ import { REDIS_CLIENT } from '../redis/redis.tokens.js';
 import { USAGE_CLOCK, type UsageStages } from './usage.tokens.js';
 import type { UpstreamLimitStageOptions } from '../proxy/limits/upstream-limit.stage.js';
 import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
-import { U_CACHE, U_COALESCED, U_QUOTA, U_REQUESTS } from './usage-counters.js';
+import { dayOf, U_CACHE, U_COALESCED, U_QUOTA, U_REQUESTS } from './usage-counters.js';
+import { summarise, summaryRange, type UsageSummary } from './usage-summary.js';
 import { UsageRecorder, type UsageQuery, type UsageReport } from './usage-recorder.js';
 import { MemoryUsageStore, RedisUsageStore } from './usage-store.js';
 import { shieldUsage, vendorUsageStage } from './vendor-usage.stage.js';
@@ -86,6 +87,16 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
   /** The limit stage's options with shield refusals counted (unchanged when counting is off). */
   limitOptions(limit: UpstreamLimitStageOptions, upstream: string): UpstreamLimitStageOptions {
     return this.recorder ? shieldUsage(limit, this.recorder, upstream) : limit;
+  }
+
+  /** The console's table: per consumer and upstream, today and the last 7 days (null when off or unreadable). */
+  async summary(now = Date.now()): Promise<UsageSummary | null> {
+    if (!this.recorder) return null;
+    try {
+      return summarise(await this.report(summaryRange(now)), dayOf(now));
+    } catch {
+      return null;
+    }
   }
 
   async report(q: UsageQuery): Promise<UsageReport> {

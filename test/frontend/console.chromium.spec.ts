@@ -106,6 +106,18 @@ describe('operator console in headless Chromium', () => {
     expect(await page.locator('#updated').getAttribute('class')).toMatch(/\bok\b/);
   });
 
+  it('shows vendor usage per consumer and upstream, today and over 7 days', async () => {
+    const res = await http(`${gw.url}/company/companies/match?company_name=usage-probe&limit=1`, {
+      headers: { authorization: `Bearer ${web.key}` },
+    });
+    expect(res.status).toBe(200);
+    const calls = page.locator('[data-usage="dashboard-web/company"] [data-field="vendorCalls"]');
+    expect(await textWhen(calls, /^1 \/ 1$/)).toBe('1 / 1');
+    expect(
+      await page.locator('[data-usage="dashboard-web/company"] [data-field="requests"]').textContent(),
+    ).toBe('1 / 1');
+  });
+
   describe('after a 429 from the macro upstream', () => {
     beforeAll(async () => {
       const bearer = { authorization: `Bearer ${research.key}` };

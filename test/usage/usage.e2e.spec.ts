@@ -5,6 +5,7 @@ import { withGateway } from '../helpers/with-gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_usage_secret_51aa';
 const ADMIN_TOKEN = 'adm_' + 'usage0123456789abcdef';
+const OPERATOR_TOKEN = 'op_' + 'usage0123456789abcdef';
 
 describe('vendor usage per consumer (memory store)', () => {
   const alpha = testConsumer({ id: 'alpha', upstreams: new Set(['macro']) });
@@ -25,6 +26,7 @@ describe('vendor usage per consumer (memory store)', () => {
       ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS: '0',
       ATRIUM_CACHE_STALE_IF_ERROR_MS: '0',
       ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
+      ATRIUM_OPERATOR_TOKEN: OPERATOR_TOKEN,
     },
     consumers: [alpha, beta, capped],
   });
@@ -126,6 +128,17 @@ describe('vendor usage per consumer (memory store)', () => {
     expect(metrics).toMatch(
       /atrium_upstream_requests_total\{upstream="macro",route="macro\.layout\.table",status_class="4xx",status="429"\} 1\n/,
     );
+
+    // The console's table: today and the last 7 days per consumer and upstream, behind the operator key.
+    expect((await http(gw.url + '/console/api/usage')).status).toBe(401);
+    const consoleUsage = await http(gw.url + '/console/api/usage', {
+      headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+    });
+    const summary = consoleUsage.json().usage;
+    expect(summary.store).toBe('memory');
+    const beta = summary.rows.find((r: { consumer: string }) => r.consumer === 'beta');
+    expect(beta.today).toEqual(beta.week);
+    expect(beta.today).toMatchObject({ requests: seen.beta.requests, shieldRejections: 2 });
 
     // CSV, by Accept or format=csv, and the filters.
     const csv = await admin('/admin/usage?consumer=beta&format=csv');
