@@ -91,6 +91,8 @@ function atriumEnv(lane: string, upstream: RunningServer, consumersFile: string,
     ATRIUM_CONSUMERS_FILE: consumersFile,
     LOG_LEVEL: 'info',
     ATRIUM_SHUTDOWN_GRACE_MS: '3000',
+    // The view scenario's view (four parts on the macro lane).
+    ATRIUM_VIEWS_FILE: join(ROOT, 'bench/views.bench.yaml'),
   };
   for (const name of UPSTREAM_NAMES) {
     const p = `UPSTREAM_${name.toUpperCase()}_`;

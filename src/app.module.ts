@@ -19,6 +19,7 @@ import { UsageModule } from './usage/usage.module.js';
 import { UPSTREAMS } from './upstreams/index.js';
 import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
 import { UpstreamsModule } from './upstreams/upstreams.module.js';
+import { ViewsModule } from './views/views.module.js';
 
 export interface AppOptions {
   readonly config: AtriumConfig;
@@ -54,6 +55,7 @@ export class AppModule {
         UpstreamsModule.forRoot(options.upstreams ?? UPSTREAMS),
         AdminModule,
         BatchModule,
+        ViewsModule,
         ConsoleModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],

@@ -13,6 +13,7 @@ import { PinoNestLogger } from './core/logging/pino-nest.logger.js';
 import { prettyDestination } from './core/logging/pretty-destination.js';
 import { startSandbox, type Sandbox, type SandboxUpstreamName } from './sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
+import { ViewsFileError } from './views/views-file.js';
 
 function demoConsumer(key: string): Consumer {
   return {
@@ -70,8 +71,13 @@ async function bootstrap(): Promise<void> {
   else if (sandbox) {
     demoKey = env.ATRIUM_DEMO_KEY || 'atr_demo_' + randomBytes(18).toString('base64url');
     consumers = [demoConsumer(demoKey)];
-  } else
-    throw new ConfigError('Invalid configuration: ATRIUM_CONSUMERS_FILE (required outside sandbox mode)');
+  } else if (config.redisUrl)
+    // Consumers live in Redis (README "Consumers at run time"): loaded by ConsumerRegistry before listening.
+    consumers = [];
+  else
+    throw new ConfigError(
+      'Invalid configuration: ATRIUM_CONSUMERS_FILE (required outside sandbox mode without REDIS_URL)',
+    );
 
   // One pino logger for Nest's own messages (boot errors included) and the per-request lines: JSON on
   // stdout, pretty only in development.
@@ -128,7 +134,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof ConsumersFileError) {
+  if (err instanceof ConfigError || err instanceof ConsumersFileError || err instanceof ViewsFileError) {
     process.stderr.write(`atrium: ${err.message}\n`);
   } else {
     process.stderr.write(

@@ -18,9 +18,12 @@ export async function createDocumentApp(): Promise<NestFastifyApplication> {
     env[`UPSTREAM_${name.toUpperCase()}_TOKEN`] = 'docs-placeholder-token';
   }
   const config = loadConfig(env, UPSTREAMS);
-  return NestFactory.create<NestFastifyApplication>(
+  const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({ config, consumers: [], logger: createLogger({ level: 'silent' }) }),
     createAdapter(config),
     { ...NEST_APP_OPTIONS, logger: false, abortOnError: false },
   );
+  // Initialised (no server): the interfaces register their routes and the views file is read against them.
+  await app.init();
+  return app;
 }

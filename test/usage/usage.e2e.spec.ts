@@ -5,7 +5,6 @@ import { withGateway } from '../helpers/with-gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_usage_secret_51aa';
 const ADMIN_TOKEN = 'adm_' + 'usage0123456789abcdef';
-const OPERATOR_TOKEN = 'op_' + 'usage0123456789abcdef';
 
 describe('vendor usage per consumer (memory store)', () => {
   const alpha = testConsumer({ id: 'alpha', upstreams: new Set(['macro']) });
@@ -25,8 +24,7 @@ describe('vendor usage per consumer (memory store)', () => {
       UPSTREAM_MACRO_BURST: '10000',
       ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS: '0',
       ATRIUM_CACHE_STALE_IF_ERROR_MS: '0',
-      ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
-      ATRIUM_OPERATOR_TOKEN: OPERATOR_TOKEN,
+      ATRIUM_OPERATOR_TOKEN: ADMIN_TOKEN,
     },
     consumers: [alpha, beta, capped],
   });
@@ -132,7 +130,7 @@ describe('vendor usage per consumer (memory store)', () => {
     // The console's table: today and the last 7 days per consumer and upstream, behind the operator key.
     expect((await http(gw.url + '/console/api/usage')).status).toBe(401);
     const consoleUsage = await http(gw.url + '/console/api/usage', {
-      headers: { authorization: `Bearer ${OPERATOR_TOKEN}` },
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
     });
     const summary = consoleUsage.json().usage;
     expect(summary.store).toBe('memory');

@@ -19,7 +19,7 @@ describeRedis('vendor usage shared through Redis (two gateway instances)', ({ pr
       REDIS_URL: url,
       ATRIUM_REDIS_PREFIX: prefix,
       ATRIUM_CACHE_REDIS_TIMEOUT_MS: '3000',
-      ATRIUM_ADMIN_TOKEN: ADMIN_TOKEN,
+      ATRIUM_OPERATOR_TOKEN: ADMIN_TOKEN,
       UPSTREAM_MACRO_RETRY_ATTEMPTS: '1',
     },
     consumers: [alpha, beta],
