@@ -1,6 +1,6 @@
-import { EMIS_CODES, EMIS_VERSION } from '../../src/sandbox/fake-emis-base.js';
-import { FakeDealsUpstream } from '../../src/sandbox/fake-deals.upstream.js';
-import { deals } from '../../src/sandbox/sandbox-data.js';
+import { EMIS_CODES, EMIS_VERSION } from '../../src/sandbox/emis/fake-emis.upstream.js';
+import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.js';
+import { deals } from '../../src/sandbox/deals/deals.data.js';
 import { call } from './http.js';
 
 const TOKEN = 'sbx_dw_test';

@@ -1,7 +1,7 @@
 import { XMLParser } from 'fast-xml-parser';
-import { EMIS_CODES, EMIS_VERSION } from '../../src/sandbox/fake-emis-base.js';
-import { FakeDocumentsUpstream } from '../../src/sandbox/fake-documents.upstream.js';
-import { documents } from '../../src/sandbox/sandbox-data.js';
+import { EMIS_CODES, EMIS_VERSION } from '../../src/sandbox/emis/fake-emis.upstream.js';
+import { FakeDocumentsUpstream } from '../../src/sandbox/documents/fake-documents.upstream.js';
+import { documents } from '../../src/sandbox/documents/documents.data.js';
 import { call, manualClock } from './http.js';
 
 const TOKEN = 'sbx_emis_test';

@@ -1,14 +1,9 @@
-import {
-  companies,
-  createRng,
-  documents,
-  hashSeed,
-  layoutAncestors,
-  layoutTree,
-  macroFeeds,
-  seriesInfo,
-  seriesTimePoints,
-} from '../../src/sandbox/sandbox-data.js';
+import { companies } from '../../src/sandbox/company/company.data.js';
+import { createRng, hashSeed } from '../../src/sandbox/data/seeded.js';
+import { documents } from '../../src/sandbox/documents/documents.data.js';
+import { macroFeeds } from '../../src/sandbox/macro/feeds.data.js';
+import { layoutAncestors, layoutTree } from '../../src/sandbox/macro/layout.data.js';
+import { seriesInfo, seriesTimePoints } from '../../src/sandbox/macro/series.data.js';
 
 describe('sandbox data', () => {
   it('seeds a reproducible PRNG', () => {

@@ -1,5 +1,5 @@
-import { FakeDealsUpstream } from '../../src/sandbox/fake-deals.upstream.js';
-import { deals } from '../../src/sandbox/sandbox-data.js';
+import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.js';
+import { deals } from '../../src/sandbox/deals/deals.data.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http, startGateway } from '../helpers/gateway.js';

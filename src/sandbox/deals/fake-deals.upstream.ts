@@ -1,6 +1,6 @@
 // Fake EMIS DealWatch (shared/design/upstreams.md §5): base path /dw, the four deal functions of the
 // spec, Documents conventions (token or sessionId, ApiError bodies, `_type` + `version`).
-import { dateParam, emisArray } from './fake-params.js';
+import { dateParam, emisArray } from '../fake-params.js';
 import {
   EMIS_CODES,
   EmisError,
@@ -8,15 +8,9 @@ import {
   FakeEmisUpstream,
   emisInt,
   emisRequired,
-} from './fake-emis-base.js';
-import {
-  type AdvisorRecord,
-  advisors,
-  type DealRecord,
-  deals,
-  DEAL_TYPES,
-  companies,
-} from './sandbox-data.js';
+} from '../emis/fake-emis.upstream.js';
+import { companies } from '../company/company.data.js';
+import { type AdvisorRecord, advisors, type DealRecord, deals, DEAL_TYPES } from './deals.data.js';
 
 export type FakeDealsOptions = FakeEmisOptions;
 

@@ -1,6 +1,6 @@
 // Fake EMIS Documents API, called news by the vendor (design notes, upstreams.md §4): base path /news, every documents
 // function of the spec plus the Auth functions, JSON and /xml/ variants, usage reports recorded.
-import { dateParam, emisArray } from './fake-params.js';
+import { dateParam, emisArray } from '../fake-params.js';
 import {
   EMIS_CODES,
   EmisError,
@@ -8,12 +8,10 @@ import {
   FakeEmisUpstream,
   emisInt,
   emisRequired,
-} from './fake-emis-base.js';
-import type { FakeReply } from './fake-upstream.js';
+} from '../emis/fake-emis.upstream.js';
+import type { FakeReply } from '../fake-upstream.js';
+import { companies } from '../company/company.data.js';
 import {
-  companies,
-  type DocumentRecord,
-  documents,
   EMIS_COUNTRIES,
   EMIS_FORMATS,
   EMIS_INDUSTRIES,
@@ -22,7 +20,8 @@ import {
   EMIS_SOURCE_TYPES,
   EMIS_TOPICS,
   emisPublications,
-} from './sandbox-data.js';
+} from '../emis/emis-dictionaries.data.js';
+import { type DocumentRecord, documents } from './documents.data.js';
 
 export type FakeDocumentsOptions = FakeEmisOptions;
 

@@ -1,0 +1,78 @@
+// Fake EMIS documents: generated news items about the sandbox's countries and companies.
+import { companies } from '../company/company.data.js';
+import { createRng, DAY_MS, isoDateTime, memo } from '../data/seeded.js';
+import {
+  EMIS_COUNTRIES,
+  type EmisEntity,
+  EMIS_FORMATS,
+  EMIS_INDUSTRIES,
+  EMIS_LANGUAGES,
+  EMIS_PUBLICATION_TYPES,
+  EMIS_SOURCE_TYPES,
+  EMIS_TOPICS,
+  emisPublications,
+} from '../emis/emis-dictionaries.data.js';
+
+export interface DocumentRecord {
+  id: number;
+  title: string;
+  body: string;
+  format: number;
+  language: { code: string; name: string };
+  date: string;
+  updateDate: string;
+  countries: EmisEntity[];
+  companies: { id: number; name: string }[];
+  topics: { id: number; name: string }[];
+  industries: EmisEntity[];
+  publication: { id: number; name: string };
+  publicationTypes: EmisEntity[];
+  sourceType: { id: number; name: string };
+  files: { key: string; title: string; format: string }[];
+  pages: number;
+  size: number;
+}
+
+const HEADLINE_SUBJECTS = ['retail sales', 'industrial output', 'bank lending', 'exports', 'energy prices'];
+const HEADLINE_VERBS = ['rise', 'fall', 'stabilise', 'surge', 'slow'];
+
+export const DOCUMENT_COUNT = 300;
+
+function emisDateTime(ms: number): string {
+  return `${isoDateTime(ms)}+0000`;
+}
+
+export const documents = memo((): DocumentRecord[] => {
+  const rng = createRng('documents');
+  const pubs = emisPublications();
+  const comps = companies();
+  return Array.from({ length: DOCUMENT_COUNT }, (_, i) => {
+    const country = rng.pick(EMIS_COUNTRIES);
+    const subject = rng.pick(HEADLINE_SUBJECTS);
+    const language = rng.chance(0.7) ? EMIS_LANGUAGES[0] : rng.pick(EMIS_LANGUAGES);
+    const date = Date.UTC(2023, 0, 1) + rng.int(0, 700) * DAY_MS + rng.int(0, 23) * 3_600_000;
+    const company = rng.pick(comps);
+    const pub = pubs.find((p) => p.countryCode === country.code) ?? rng.pick(pubs);
+    const format = rng.pick(EMIS_FORMATS);
+    const id = 88_000 + i;
+    return {
+      id,
+      title: `${country.name} ${subject} ${rng.pick(HEADLINE_VERBS)}`,
+      body: `<p>${country.name}: ${subject} changed in the period. ${company.companyName} commented.</p>`,
+      format: format.id,
+      language: { code: language?.code ?? 'en', name: language?.name ?? 'English' },
+      date: emisDateTime(date),
+      updateDate: emisDateTime(date + rng.int(0, 48) * 3_600_000),
+      countries: [country],
+      companies: [{ id: company.companyId, name: company.companyName }],
+      topics: [rng.pick(EMIS_TOPICS)],
+      industries: [rng.pick(EMIS_INDUSTRIES)],
+      publication: { id: pub.id, name: pub.name },
+      publicationTypes: [rng.pick(EMIS_PUBLICATION_TYPES)],
+      sourceType: EMIS_SOURCE_TYPES.find((s) => s.id === pub.sourceTypeId) ?? { id: 1, name: 'Newspaper' },
+      files: format.id === 1 ? [] : [{ key: `F${id}-1`, title: `Document ${id}`, format: format.name }],
+      pages: rng.int(1, 40),
+      size: rng.int(2_000, 2_000_000),
+    };
+  });
+});
