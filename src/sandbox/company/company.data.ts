@@ -145,6 +145,22 @@ export const companies = memo((): CompanyRecord[] => {
   });
 });
 
+/**
+ * The companies the other interfaces talk about most: the first two of each country. Documents and
+ * deals cite them often, so a company overview (details, financials, documents, deals) is never empty.
+ */
+export const featuredCompanies = memo((): CompanyRecord[] => {
+  const out: CompanyRecord[] = [];
+  for (const country of COUNTRIES) {
+    out.push(
+      ...companies()
+        .filter((c) => c.countryCode === country.id)
+        .slice(0, 2),
+    );
+  }
+  return out;
+});
+
 export function companyById(id: number): CompanyRecord | undefined {
   const i = (id - 1_000_000) / 37;
   const c = Number.isInteger(i) ? companies()[i] : undefined;

@@ -1,5 +1,5 @@
 // Fake EMIS documents: generated news items about the sandbox's countries and companies.
-import { companies } from '../company/company.data.js';
+import { companies, featuredCompanies } from '../company/company.data.js';
 import { createRng, DAY_MS, isoDateTime, memo } from '../data/seeded.js';
 import {
   EMIS_COUNTRIES,
@@ -35,6 +35,14 @@ export interface DocumentRecord {
 
 const HEADLINE_SUBJECTS = ['retail sales', 'industrial output', 'bank lending', 'exports', 'energy prices'];
 const HEADLINE_VERBS = ['rise', 'fall', 'stabilise', 'surge', 'slow'];
+const COMPANY_NEWS = [
+  'reports higher quarterly profit',
+  'announces new investment programme',
+  'publishes annual report',
+  'appoints new chief executive',
+  'expands into new markets',
+  'issues bonds',
+];
 
 export const DOCUMENT_COUNT = 300;
 
@@ -42,23 +50,37 @@ function emisDateTime(ms: number): string {
   return `${isoDateTime(ms)}+0000`;
 }
 
+/**
+ * Two documents in three are company news about a featured company (so a company overview finds
+ * several); the rest are economy news about a country that name one of its companies. A document's
+ * country is always its first company's country.
+ */
 export const documents = memo((): DocumentRecord[] => {
   const rng = createRng('documents');
   const pubs = emisPublications();
   const comps = companies();
+  const featured = featuredCompanies();
   return Array.from({ length: DOCUMENT_COUNT }, (_, i) => {
-    const country = rng.pick(EMIS_COUNTRIES);
+    const companyNews = i % 3 !== 2;
+    const company = companyNews ? featured[i % featured.length] : rng.pick(comps);
+    const country = EMIS_COUNTRIES.find((c) => c.code === company.countryCode) ?? EMIS_COUNTRIES[0];
     const subject = rng.pick(HEADLINE_SUBJECTS);
     const language = rng.chance(0.7) ? EMIS_LANGUAGES[0] : rng.pick(EMIS_LANGUAGES);
     const date = Date.UTC(2023, 0, 1) + rng.int(0, 700) * DAY_MS + rng.int(0, 23) * 3_600_000;
-    const company = rng.pick(comps);
     const pub = pubs.find((p) => p.countryCode === country.code) ?? rng.pick(pubs);
     const format = rng.pick(EMIS_FORMATS);
     const id = 88_000 + i;
+    const title = companyNews
+      ? `${company.companyName} ${rng.pick(COMPANY_NEWS)}`
+      : `${country.name} ${subject} ${rng.pick(HEADLINE_VERBS)}`;
+    const body = companyNews
+      ? `<p>${company.companyName} (${country.name}) said today that it ${title.slice(company.companyName.length + 1)}.</p>`
+      : `<p>${country.name}: ${subject} changed in the period. ${company.companyName} commented.</p>`;
+    const industry = EMIS_INDUSTRIES.find((x) => x.code === company.industryClass.code);
     return {
       id,
-      title: `${country.name} ${subject} ${rng.pick(HEADLINE_VERBS)}`,
-      body: `<p>${country.name}: ${subject} changed in the period. ${company.companyName} commented.</p>`,
+      title,
+      body,
       format: format.id,
       language: { code: language?.code ?? 'en', name: language?.name ?? 'English' },
       date: emisDateTime(date),
@@ -66,7 +88,7 @@ export const documents = memo((): DocumentRecord[] => {
       countries: [country],
       companies: [{ id: company.companyId, name: company.companyName }],
       topics: [rng.pick(EMIS_TOPICS)],
-      industries: [rng.pick(EMIS_INDUSTRIES)],
+      industries: [industry ?? rng.pick(EMIS_INDUSTRIES)],
       publication: { id: pub.id, name: pub.name },
       publicationTypes: [rng.pick(EMIS_PUBLICATION_TYPES)],
       sourceType: EMIS_SOURCE_TYPES.find((s) => s.id === pub.sourceTypeId) ?? { id: 1, name: 'Newspaper' },

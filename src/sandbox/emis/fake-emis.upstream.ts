@@ -229,7 +229,7 @@ export abstract class FakeEmisUpstream extends FakeUpstream {
       const session = this.sessions.get(params.get('sessionId') ?? '');
       return this.ok(
         {
-          _type: 'Emis\\Entity\\Api\\User',
+          // No `_type`: the client ships no user class, and an unknown one would be a PHP fatal error.
           username: session?.username ?? this.username ?? 'portal-key-user',
           customerId: 4410,
           products: ['news', 'dw'],
