@@ -5,6 +5,7 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY scripts/copy-assets.mjs ./scripts/
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20.20.2-bookworm-slim

@@ -1,5 +1,5 @@
 // Jest in CommonJS mode: @swc/jest compiles our TS and turns the ESM-only dependencies into CJS
-// (Jest's ESM mode cannot load Nest 12 on Node 20; see the README's Development section).
+// (Jest's ESM mode cannot load Nest 12 on Node 20).
 //
 // The suite is split into tiers, one Jest project each, picked by the file name's last part:
 //   unit        *.spec.ts                no gateway app, no Redis (loopback fakes allowed)

@@ -1,6 +1,6 @@
 // `npm run bench`: every server in its own process on 127.0.0.1, checked (status, md5 of the body), warmed
 // up, then every scenario measured round-robin for several rounds; medians and ratios to the ceiling of the
-// same round are printed and written to bench/results (latest.json, chart.svg, summary.md) and the README.
+// same round are printed and written to bench/results (latest.json, chart.svg, summary.md) and docs/performance.md.
 import { execFileSync } from 'node:child_process';
 import { randomBytes, createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,7 +38,7 @@ import {
   type ServerId,
   type ServerSpec,
 } from './lib/servers.js';
-import { summaryMarkdown, updateReadme } from './lib/summary.js';
+import { PERFORMANCE_DOC, summaryMarkdown, updateResultsBlock } from './lib/summary.js';
 
 const DIST_BENCH = join(ROOT, 'dist-bench/bench');
 const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -346,9 +346,9 @@ async function main(): Promise<number> {
   writeFileSync(join(opts.outDir, 'summary.md'), md);
   log(`\nwrote ${relative(ROOT, join(opts.outDir, 'latest.json'))}, chart.svg, summary.md`);
   const fullRun = opts.only.length === 0 && opts.outDir === join(ROOT, 'bench/results');
-  if (fullRun && process.env.BENCH_README !== '0') {
-    if (updateReadme(join(ROOT, 'README.md'), md)) log('updated the README Performance tables');
-    else log('README markers not found; the README was not updated');
+  if (fullRun && process.env.BENCH_DOCS !== '0') {
+    if (updateResultsBlock(join(ROOT, PERFORMANCE_DOC), md)) log(`updated the results in ${PERFORMANCE_DOC}`);
+    else log(`results markers not found; ${PERFORMANCE_DOC} was not updated`);
   }
   if (opts.keepLogs) log(`server logs kept in ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });

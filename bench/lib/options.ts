@@ -49,7 +49,7 @@ function list(raw: string | undefined): string[] {
     .filter(Boolean);
 }
 
-/** The knobs, all from the environment (README "Performance" lists them). */
+/** The knobs, all from the environment (docs/performance.md "Knobs" lists them). */
 export function readOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions {
   const atriumEnv: Record<string, string> = {};
   for (const pair of list(env.BENCH_ATRIUM_ENV)) {

@@ -28,7 +28,7 @@ export interface SummaryInput {
   findings: string[];
 }
 
-/** The measured part of the README's Performance section (also written as results/summary.md). */
+/** The measured part of docs/performance.md (also written as results/summary.md). */
 export function summaryMarkdown(x: SummaryInput): string {
   const m = x.machine;
   const others = x.scenarios.flatMap((s) => s.runs.map((r) => r.otherLoadCores));
@@ -55,15 +55,18 @@ export function summaryMarkdown(x: SummaryInput): string {
   return lines.join('\n');
 }
 
-export const README_START = '<!-- bench:results:start (written by npm run bench) -->';
-export const README_END = '<!-- bench:results:end -->';
+/** Where `npm run bench` writes its results block (relative to the repository root). */
+export const PERFORMANCE_DOC = 'docs/performance.md';
+/** The results block lies between these two lines. */
+export const RESULTS_START = '<!-- bench:results:start (written by npm run bench) -->';
+export const RESULTS_END = '<!-- bench:results:end -->';
 
-/** Replaces the block between the markers in the README; false when the markers are missing. */
-export function updateReadme(path: string, markdown: string): boolean {
+/** Replaces the block between the markers in a Markdown file; false when the markers are missing. */
+export function updateResultsBlock(path: string, markdown: string): boolean {
   const text = readFileSync(path, 'utf8');
-  const a = text.indexOf(README_START);
-  const b = text.indexOf(README_END);
+  const a = text.indexOf(RESULTS_START);
+  const b = text.indexOf(RESULTS_END);
   if (a < 0 || b < a) return false;
-  writeFileSync(path, text.slice(0, a + README_START.length) + '\n\n' + markdown + '\n' + text.slice(b));
+  writeFileSync(path, text.slice(0, a + RESULTS_START.length) + '\n\n' + markdown + '\n' + text.slice(b));
   return true;
 }

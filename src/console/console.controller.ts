@@ -1,8 +1,8 @@
-import { Controller, Get, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Inject, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../core/auth/auth.decorators.js';
 import { ConsoleStateService } from './console-state.service.js';
-import { CONSOLE_PAGE } from './console-page.js';
+import { CONSOLE_PAGE, type ConsolePage } from './console-page.js';
 import { consoleOff, OperatorGuard } from './operator.guard.js';
 
 /**
@@ -15,19 +15,20 @@ export class ConsoleController {
   constructor(
     private readonly state: ConsoleStateService,
     private readonly operator: OperatorGuard,
+    @Inject(CONSOLE_PAGE) private readonly consolePage: ConsolePage | null,
   ) {}
 
   @Get()
   page(@Res() reply: FastifyReply): void {
-    if (!this.operator.enabled) throw consoleOff();
+    if (!this.operator.enabled || !this.consolePage) throw consoleOff();
     void reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-store')
-      .header('content-security-policy', CONSOLE_PAGE.csp)
+      .header('content-security-policy', this.consolePage.csp)
       .header('x-content-type-options', 'nosniff')
       .header('x-frame-options', 'DENY')
       .header('referrer-policy', 'no-referrer')
-      .send(CONSOLE_PAGE.html);
+      .send(this.consolePage.html);
   }
 
   @Get('api/state')

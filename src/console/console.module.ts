@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RouteMatcher } from '../batch/route-matcher.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { CONSOLE_PAGE, loadConsolePage } from './console-page.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { ConsoleController } from './console.controller.js';
 import { OperatorGuard } from './operator.guard.js';
@@ -11,7 +12,17 @@ import { RecentErrors } from './recent-errors.service.js';
 /** The operator console at `/console` (README "Operator console"). */
 @Module({
   controllers: [ConsoleController],
-  providers: [ConsoleStateService, OperatorGuard, RecentErrors],
+  providers: [
+    ConsoleStateService,
+    OperatorGuard,
+    RecentErrors,
+    // Read from files at boot when the console is on, so a missing asset fails the start, not a request.
+    {
+      provide: CONSOLE_PAGE,
+      useFactory: (operator: OperatorGuard) => (operator.enabled ? loadConsolePage() : null),
+      inject: [OperatorGuard],
+    },
+  ],
 })
 export class ConsoleModule implements OnApplicationBootstrap {
   constructor(

@@ -10,9 +10,9 @@ import {
 import { Redis } from 'ioredis';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { ReadinessService } from '../health/readiness.service.js';
+import { REDIS_CLIENT } from './redis.tokens.js';
 
-/** The shared ioredis client, or null when REDIS_URL is not set (single instance, in-memory state). */
-export const REDIS_CLIENT = Symbol('RedisClient');
+export { REDIS_CLIENT };
 
 export function createRedisClient(url: string): Redis {
   return new Redis(url, {

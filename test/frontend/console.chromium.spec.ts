@@ -12,7 +12,7 @@ import { textWhen } from './support/eventually.js';
 /**
  * The operator console end to end in real headless Chromium (Debian's package, driven by playwright-core):
  * the page loads, takes the operator key, shows the four upstreams, and reflects an upstream 429.
- * `ATRIUM_SCREENSHOTS=docs npx jest test/frontend/console.chromium` also writes the README screenshots
+ * `ATRIUM_SCREENSHOTS=docs npx jest test/frontend/console.chromium` also writes the screenshots of docs/frontend.md
  * (npm run docs:screenshots).
  */
 const SHOTS = process.env.ATRIUM_SCREENSHOTS

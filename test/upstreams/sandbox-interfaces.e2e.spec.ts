@@ -11,7 +11,7 @@ describe('sandbox mode serves the company, document and deal interfaces', () => 
   const demo = testConsumer({ id: 'demo' });
   const gw = withGateway({ sandbox: true, consumers: [demo] });
 
-  it('the README examples answer with the demo key (documents through the login step)', async () => {
+  it('the examples of the README and docs/interfaces.md answer with the demo key (documents through the login step)', async () => {
     const key = demo.key;
     const h = { authorization: `Bearer ${key}` };
     const company = await http(`${gw.url}/company/companies/match?company_name=bank&limit=2`, { headers: h });

@@ -1,11 +1,14 @@
 import { Injectable, Logger, type OnModuleInit, type Provider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
+import type { Redis } from 'ioredis';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { ReadinessService } from '../../health/readiness.service.js';
 import { METRICS_REGISTRY } from '../../metrics/metrics.tokens.js';
+import { REDIS_CLIENT } from '../../redis/redis.tokens.js';
 import { CACHE_TTL } from '../cache-ttl.js';
 import { CACHE_METRICS, CacheMetrics } from './cache-metrics.js';
 import { MemoryResponseStore } from './memory-response.store.js';
+import { cacheConnectionOptions } from './redis-cache-connection.js';
 import { RedisResponseStore } from './redis-response.store.js';
 import { ResponseCache } from './response-cache.service.js';
 import { RESPONSE_STORE, type ResponseStore } from './response-store.js';
@@ -42,11 +45,16 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
   },
   {
     provide: RESPONSE_STORE,
-    useFactory: async (config: AtriumConfig, metrics: CacheMetrics): Promise<ResponseStore> => {
-      if (!config.redisUrl) return new MemoryResponseStore({ maxBytes: config.cache.maxBytes });
+    useFactory: async (
+      config: AtriumConfig,
+      metrics: CacheMetrics,
+      redis: Redis | null,
+    ): Promise<ResponseStore> => {
+      if (!redis) return new MemoryResponseStore({ maxBytes: config.cache.maxBytes });
       const logger = new Logger('Cache');
       const store = new RedisResponseStore({
-        url: config.redisUrl,
+        // The gateway's Redis client, on a connection of the cache's own (see cacheConnectionOptions).
+        client: redis.duplicate(cacheConnectionOptions(config.cache.redisTimeoutMs)),
         prefix: config.redisPrefix,
         timeoutMs: config.cache.redisTimeoutMs,
         leaseMs: config.cache.coalesceLeaseMs,
@@ -57,7 +65,7 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
       await store.connect();
       return store;
     },
-    inject: [ATRIUM_CONFIG, CACHE_METRICS],
+    inject: [ATRIUM_CONFIG, CACHE_METRICS, REDIS_CLIENT],
   },
   ResponseCache,
   CacheReadiness,

@@ -34,7 +34,7 @@ export interface StoreStats {
 }
 
 /**
- * A response store behind cache-manager. Every method is total: store trouble (Redis down or slow) makes a
+ * A response store (memory, or Redis for a fleet). Every method is total: store trouble (Redis down or slow) makes a
  * read a miss and a write a no-op, never a failed request.
  */
 export interface ResponseStore {

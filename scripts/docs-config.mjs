@@ -1,0 +1,375 @@
+#!/usr/bin/env node
+// `npm run docs:config`: writes the settings tables of docs/configuration.md from the config classes in
+// src/config (GatewayEnv, UpstreamEnv): every variable, its default and what it accepts come from the
+// source, read with the TypeScript compiler (no build needed); only the meaning of each is written here.
+//   node scripts/docs-config.mjs            rewrite the block between the markers
+//   node scripts/docs-config.mjs --check    exit 1 when the block is stale (the unit test runs this)
+//   --doc <file>                            another Markdown file instead of docs/configuration.md
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CONFIG_DIR = join(ROOT, 'src/config');
+export const START = '<!-- config:start (written by npm run docs:config from src/config; do not edit) -->';
+export const END = '<!-- config:end -->';
+
+/**
+ * What each variable means, and a default in words where the source's is derived or absent. Keys of the
+ * per-upstream class are its field names (`UPSTREAM_<NAME>_` is added). A variable of the classes without
+ * an entry here, or an entry without a variable, stops the script.
+ */
+const GATEWAY = {
+  PORT: { meaning: 'port the gateway listens on' },
+  HOST: { meaning: 'address the gateway listens on' },
+  REDIS_URL: {
+    meaning: 'shared state for several replicas (`redis://host:6379`): cache, quotas, budget, cooldowns',
+  },
+  ATRIUM_REDIS_PREFIX: { meaning: 'prefix of every Redis key and channel of this fleet' },
+  ATRIUM_CONSUMERS_FILE: {
+    default: '– (required outside sandbox)',
+    meaning: 'path of the consumers file ([below](#consumers-and-keys))',
+  },
+  ATRIUM_SANDBOX: {
+    meaning:
+      '`auto`: built-in fakes for all four interfaces only when nothing is configured (no `UPSTREAM_*_BASE_URL`, no consumers file); otherwise every interface needs its base URL and key, and the boot fails naming what is missing (fakes never mix with real vendors). `on`: fakes for all four, always; `off`: never',
+  },
+  LOG_LEVEL: { meaning: 'log level (per-request lines are `info`)' },
+  NODE_ENV: {
+    meaning: '`development`: human-readable logs (pino-pretty, a dev dependency); otherwise JSON lines',
+  },
+  ATRIUM_METRICS_TOKEN: {
+    default: '– (`/metrics` open)',
+    meaning: 'bearer token `GET /metrics` requires (secret)',
+  },
+  ATRIUM_BODY_LIMIT_BYTES: { meaning: 'largest request body' },
+  ATRIUM_MAX_RESPONSE_BYTES: { meaning: 'largest buffered upstream answer (files stream without it)' },
+  ATRIUM_DEFAULT_RETRY_AFTER_SECONDS: {
+    meaning:
+      'cooldown when an upstream 429 carries no reset header (per upstream: `UPSTREAM_<NAME>_COOLDOWN_DEFAULT_SECONDS`)',
+  },
+  ATRIUM_SHUTDOWN_GRACE_MS: { meaning: 'how long a SIGTERM waits for in-flight requests' },
+  ATRIUM_CACHE_MAX_BYTES: { meaning: 'byte cap of the in-memory cache (LRU by bytes; `0` stores nothing)' },
+  ATRIUM_CACHE_MAX_ENTRY_BYTES: { meaning: 'answers larger than this are served but not cached' },
+  ATRIUM_CACHE_TTL_OVERRIDES: {
+    accepts: '`family=duration,…` (units ms, s, m, h; at most 30 days)',
+    meaning:
+      'per-family TTLs, e.g. `feeds=10s,macro.layout=30m,dictionary=0` (`upstream.family` beats `family`; `0` turns caching off)',
+  },
+  ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS: {
+    meaning: 'after the TTL: served stale while one background refresh runs',
+  },
+  ATRIUM_CACHE_STALE_IF_ERROR_MS: {
+    meaning: 'after the TTL: served stale instead of a retryable upstream error',
+  },
+  ATRIUM_CACHE_NEGATIVE_TTL_MS: { meaning: 'how long an upstream 404 is cached (0 = not at all)' },
+  ATRIUM_CACHE_COALESCE_LEASE_MS: {
+    meaning: 'lease of the fleet-wide in-flight marker (renewed while the call runs)',
+  },
+  ATRIUM_CACHE_REDIS_TIMEOUT_MS: { meaning: 'timeout of every Redis round trip of the cache' },
+  ATRIUM_ADMIN_TOKEN: { default: '– (admin API off)', meaning: 'operator token of the admin API (secret)' },
+  ATRIUM_BATCH_MAX_ITEMS: { meaning: 'most items in one `POST /batch`' },
+  ATRIUM_BATCH_TIMEOUT_MS: { meaning: "a batch's default and longest overall deadline" },
+  ATRIUM_CORS_MAX_AGE_SECONDS: { meaning: 'how long browsers may cache a CORS preflight answer' },
+  ATRIUM_OPERATOR_TOKEN: { default: '– (console off)', meaning: "the operator console's key (secret)" },
+  ATRIUM_LINK_SECRET: {
+    default: '– (random per process)',
+    meaning:
+      'HMAC key of gateway-signed download links (secret); **set one shared value for a fleet** (see [Key custody](interfaces.md#key-custody))',
+  },
+  ATRIUM_LINK_TTL_SECONDS: { meaning: 'how long a signed download link may be followed' },
+  ATRIUM_PUBLIC_URL: {
+    default: '– (root-relative links)',
+    meaning:
+      "the gateway's address as consumers reach it, for absolute signed links (`https://atrium.internal`)",
+  },
+};
+
+const UPSTREAM = {
+  BASE_URL: { meaning: "the vendor's base URL" },
+  TOKEN: { meaning: 'the vendor key (secret)' },
+  USERNAME: { meaning: 'login step instead of a token (documents and deals only), with `…_PASSWORD`' },
+  PASSWORD: { meaning: 'login step: the password (secret)' },
+  RATE_PER_SEC: { meaning: 'the shared upstream budget: tokens per second' },
+  BURST: { meaning: 'the shared upstream budget: bucket size' },
+  TIMEOUT_MS: {
+    meaning:
+      'total deadline of one call, retries included (files: until the first bytes, then the longest pause between chunks)',
+  },
+  CONNECT_TIMEOUT_MS: { meaning: 'TCP/TLS connect timeout' },
+  CONNECTIONS: { meaning: 'keep-alive pool size' },
+  SESSION_TTL_MS: { meaning: 'login step: assumed session lifetime' },
+  SESSION_REFRESH_MARGIN_MS: {
+    meaning: 'login step: renew this long before the expiry (below `…_SESSION_TTL_MS`)',
+  },
+  LOGIN_BACKOFF_MS: { meaning: 'login step: pause after a failed login, doubling…' },
+  LOGIN_BACKOFF_MAX_MS: { meaning: '…up to this' },
+  MAX_WAIT_MS: { meaning: 'longest wait for an upstream token before 429 `UPSTREAM_RATE_LIMITED`' },
+  LOCAL_SHARE: { meaning: 'share of the budget one replica spends alone while Redis is configured but down' },
+  AIMD: { meaning: 'learn the rate: lower it after an upstream 429, raise it while calls succeed' },
+  AIMD_MIN_RATE: { default: 'rate/10', meaning: 'lower bound of the learned rate (requests per second)' },
+  AIMD_MAX_RATE: { default: 'rate', meaning: 'upper bound of the learned rate (requests per second)' },
+  AIMD_DECREASE: { meaning: 'multiplier of the rate after an upstream 429' },
+  AIMD_INCREASE_PER_SEC: {
+    default: 'rate/20',
+    meaning: 'requests per second added per second of successful calls',
+  },
+  BREAKER_FAILURE_RATIO: {
+    meaning: 'failure ratio (5xx, timeouts, connection errors) that opens the breaker…',
+  },
+  BREAKER_MIN_SAMPLE: { meaning: '…once the window holds this many calls' },
+  BREAKER_WINDOW_MS: { meaning: "the breaker's rolling window" },
+  BREAKER_OPEN_MS: { meaning: 'how long it stays open before one probe' },
+  RETRY_ATTEMPTS: { meaning: 'attempts per idempotent GET, the first included (1 = no retries)' },
+  RETRY_BASE_MS: { meaning: 'full-jitter exponential backoff: base…' },
+  RETRY_MAX_BACKOFF_MS: { meaning: '…and longest pause' },
+  RETRY_BUDGET_RATIO: { meaning: 'retries may add at most this share of recent calls' },
+  COOLDOWN_DEFAULT_SECONDS: {
+    default: '`ATRIUM_DEFAULT_RETRY_AFTER_SECONDS`',
+    meaning: 'cooldown after a 429 without a usable reset header; doubles on repeats…',
+  },
+  COOLDOWN_MAX_SECONDS: {
+    meaning:
+      "…up to this; also the cap of a vendor's own `Retry-After`/reset header (never below the gateway-wide default)",
+  },
+};
+
+/** Variables read outside the config classes (file, what it reads). */
+const ELSEWHERE = {
+  ATRIUM_DEMO_KEY: {
+    file: 'src/main.ts',
+    default: 'random',
+    accepts: 'text',
+    meaning: "the sandbox demo consumer's key",
+  },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading the source
+
+function sourceFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+const parsed = new Map();
+function parse(file) {
+  let sf = parsed.get(file);
+  if (!sf) {
+    sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+    parsed.set(file, sf);
+  }
+  return sf;
+}
+
+/** The value of a constant expression: literals, arithmetic, arrays and module-level constants (imports too). */
+function evaluate(node, sf) {
+  if (ts.isNumericLiteral(node)) return Number(node.text);
+  if (ts.isStringLiteralLike(node)) return node.text;
+  if (node.kind === ts.SyntaxKind.TrueKeyword) return true;
+  if (node.kind === ts.SyntaxKind.FalseKeyword) return false;
+  if (ts.isParenthesizedExpression(node) || ts.isAsExpression(node) || ts.isSatisfiesExpression?.(node))
+    return evaluate(node.expression, sf);
+  if (ts.isPrefixUnaryExpression(node) && node.operator === ts.SyntaxKind.MinusToken)
+    return -evaluate(node.operand, sf);
+  if (ts.isArrayLiteralExpression(node)) return node.elements.map((e) => evaluate(e, sf));
+  if (ts.isObjectLiteralExpression(node))
+    return Object.fromEntries(node.properties.map((p) => [p.name.getText(sf), evaluate(p.initializer, sf)]));
+  if (ts.isBinaryExpression(node)) {
+    const a = evaluate(node.left, sf);
+    const b = evaluate(node.right, sf);
+    switch (node.operatorToken.kind) {
+      case ts.SyntaxKind.AsteriskToken:
+        return a * b;
+      case ts.SyntaxKind.PlusToken:
+        return a + b;
+      case ts.SyntaxKind.MinusToken:
+        return a - b;
+      case ts.SyntaxKind.SlashToken:
+        return a / b;
+    }
+  }
+  if (ts.isIdentifier(node)) return constant(node.text, sf);
+  throw new Error(`cannot evaluate \`${node.getText(sf)}\` in ${relative(ROOT, sf.fileName)}`);
+}
+
+function constant(name, sf) {
+  for (const st of sf.statements) {
+    if (ts.isVariableStatement(st))
+      for (const d of st.declarationList.declarations)
+        if (ts.isIdentifier(d.name) && d.name.text === name && d.initializer)
+          return evaluate(d.initializer, sf);
+    if (
+      ts.isImportDeclaration(st) &&
+      st.importClause?.namedBindings &&
+      ts.isNamedImports(st.importClause.namedBindings)
+    ) {
+      const spec = st.importClause.namedBindings.elements.find((e) => e.name.text === name);
+      const from = st.moduleSpecifier.text;
+      if (spec && from.startsWith('.')) {
+        const file = resolve(dirname(sf.fileName), from.replace(/\.js$/, '.ts'));
+        return constant((spec.propertyName ?? spec.name).text, parse(file));
+      }
+    }
+  }
+  throw new Error(`constant ${name} not found in ${relative(ROOT, sf.fileName)}`);
+}
+
+/** A class's properties in source order: name, default, optional, and its validation decorators. */
+function classFields(className) {
+  for (const file of sourceFiles(CONFIG_DIR)) {
+    const sf = parse(file);
+    for (const st of sf.statements) {
+      if (!ts.isClassDeclaration(st) || st.name?.text !== className) continue;
+      return st.members.filter(ts.isPropertyDeclaration).map((p) => {
+        const decorators = {};
+        for (const d of ts.getDecorators(p) ?? []) {
+          const call = d.expression;
+          if (!ts.isCallExpression(call)) continue;
+          const name = call.expression.getText(sf);
+          if (name === 'Type') continue;
+          decorators[name] = call.arguments.map((a) => evaluate(a, sf));
+        }
+        return {
+          name: p.name.getText(sf),
+          optional: Boolean(p.questionToken),
+          value: p.initializer ? evaluate(p.initializer, sf) : undefined,
+          decorators,
+        };
+      });
+    }
+  }
+  throw new Error(`class ${className} not found under src/config (update scripts/docs-config.mjs)`);
+}
+
+function upstreamNames() {
+  for (const file of sourceFiles(CONFIG_DIR)) {
+    const sf = parse(file);
+    try {
+      return constant('UPSTREAM_NAMES', sf);
+    } catch {
+      // not in this file
+    }
+  }
+  throw new Error('UPSTREAM_NAMES not found under src/config (update scripts/docs-config.mjs)');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Writing the tables
+
+const KIB = 1024;
+function bytes(n) {
+  for (const [unit, size] of [
+    ['GiB', KIB ** 3],
+    ['MiB', KIB ** 2],
+    ['KiB', KIB],
+  ])
+    if (n >= size && n % size === 0) return `${n / size} ${unit}`;
+  return String(n);
+}
+
+const show = (name, n) => (name.endsWith('_BYTES') ? bytes(n) : String(n));
+
+function accepts(f) {
+  const d = f.decorators;
+  if (d.IsIn) return d.IsIn[0].map((v) => `\`${v}\``).join(', ');
+  if (d.IsUrl)
+    return `${(d.IsUrl[0]?.protocols ?? ['http', 'https']).map((p) => `\`${p}:\``).join(' or ')} URL`;
+  const kind = d.IsInt ? 'whole number' : d.IsNumber || d.Min || d.Max ? 'number' : 'text';
+  if (d.Min && d.Max) return `${kind}, ${show(f.name, d.Min[0])}–${show(f.name, d.Max[0])}`;
+  if (d.MinLength)
+    return d.MinLength[0] > 1 ? `${kind}, ${d.MinLength[0]}+ characters` : `${kind}, not empty`;
+  return kind;
+}
+
+function defaultOf(f, meaning) {
+  if (meaning.default) return meaning.default;
+  if (f.value === undefined) return '–';
+  return typeof f.value === 'string' ? `\`${f.value}\`` : show(f.name, f.value);
+}
+
+const cell = (s) => String(s).replace(/\|/g, '\\|');
+const row = (cols) => `| ${cols.map(cell).join(' | ')} |`;
+
+function table(fields, meanings, prefix, where) {
+  const names = new Set(fields.map((f) => f.name));
+  const undocumented = fields.filter((f) => !meanings[f.name]).map((f) => prefix + f.name);
+  const unknown = Object.keys(meanings).filter((n) => !names.has(n));
+  if (undocumented.length)
+    throw new Error(`no meaning in scripts/docs-config.mjs for ${undocumented.join(', ')}`);
+  if (unknown.length)
+    throw new Error(`scripts/docs-config.mjs describes ${unknown.join(', ')}, which ${where} lacks`);
+  return [
+    row(['variable', 'default', 'accepts', 'meaning']),
+    '|---|---|---|---|',
+    ...fields.map((f) => {
+      const m = meanings[f.name];
+      return row([`\`${prefix}${f.name}\``, defaultOf(f, m), m.accepts ?? accepts(f), m.meaning]);
+    }),
+  ];
+}
+
+export function generate() {
+  const names = upstreamNames();
+  const gateway = classFields('GatewayEnv');
+  const upstream = classFields('UpstreamEnv');
+  for (const [name, x] of Object.entries(ELSEWHERE))
+    if (!readFileSync(join(ROOT, x.file), 'utf8').includes(name))
+      throw new Error(`${x.file} no longer reads ${name} (update ELSEWHERE in scripts/docs-config.mjs)`);
+  return [
+    START,
+    '',
+    '## Gateway settings',
+    '',
+    ...table(gateway, GATEWAY, '', 'GatewayEnv'),
+    ...Object.entries(ELSEWHERE).map(([name, x]) =>
+      row([`\`${name}\``, x.default, x.accepts, `${x.meaning} (read by \`${x.file}\`)`]),
+    ),
+    '',
+    '## Per-upstream settings',
+    '',
+    `\`<NAME>\` is one of ${names.map((n) => `\`${n.toUpperCase()}\``).join(', ')}; every upstream has each of these.`,
+    '"rate" is that upstream\'s `UPSTREAM_<NAME>_RATE_PER_SEC`.',
+    '',
+    ...table(upstream, UPSTREAM, 'UPSTREAM_<NAME>_', 'UpstreamEnv'),
+    '',
+    END,
+  ].join('\n');
+}
+
+/** The file with its block replaced; throws when the markers are missing. */
+export function rewrite(text, block) {
+  const a = text.indexOf(START);
+  const b = text.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`the markers ${START} … ${END} are missing`);
+  return text.slice(0, a) + block + text.slice(b + END.length);
+}
+
+function main(argv) {
+  const check = argv.includes('--check');
+  const i = argv.indexOf('--doc');
+  const doc = i >= 0 ? resolve(argv[i + 1]) : join(ROOT, 'docs/configuration.md');
+  if (!existsSync(doc)) throw new Error(`${doc} does not exist`);
+  const text = readFileSync(doc, 'utf8');
+  const next = rewrite(text, generate());
+  const name = relative(ROOT, doc);
+  if (check) {
+    if (next === text) return 0;
+    process.stdout.write(`${name} is stale: run npm run docs:config and commit\n`);
+    return 1;
+  }
+  if (next !== text) writeFileSync(doc, next);
+  process.stdout.write(next === text ? `${name} is up to date\n` : `wrote ${name}\n`);
+  return 0;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  try {
+    process.exitCode = main(process.argv.slice(2));
+  } catch (e) {
+    process.stderr.write(`docs:config: ${e.message}\n`);
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,453 @@
+/* The operator console: hand-rolled SVG charts, no external fetch but the state API. Every node is built
+   with createElement/textContent (never innerHTML), so nothing the state carries (error messages, ids) can
+   become markup. A classic script (not a module): the gateway inlines it into console.html, allowed by its
+   hash in the page's Content-Security-Policy. */
+(function () {
+  'use strict';
+  var KEY = 'atrium.operatorToken';
+  var REFRESH_MS = 2000;
+  var SVGNS = 'http://www.w3.org/2000/svg';
+  var stateUrl = location.pathname.replace(/\/+$/, '') + '/api/state';
+  var timer = null;
+  var paused = false;
+  var lastOk = 0;
+  // Server clock minus this laptop's: error times are the server's.
+  var skew = 0;
+
+  function el(tag, attrs, kids) {
+    var n = document.createElement(tag);
+    setAttrs(n, attrs);
+    append(n, kids);
+    return n;
+  }
+  function sv(tag, attrs, kids) {
+    var n = document.createElementNS(SVGNS, tag);
+    setAttrs(n, attrs);
+    append(n, kids);
+    return n;
+  }
+  function setAttrs(n, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (k) {
+      var v = attrs[k];
+      if (v === undefined || v === null || v === false) return;
+      if (k === 'text') n.textContent = String(v);
+      else if (k === 'cls') n.setAttribute('class', v);
+      else n.setAttribute(k, String(v));
+    });
+  }
+  function append(n, kids) {
+    if (kids === undefined || kids === null) return;
+    if (!Array.isArray(kids)) kids = [kids];
+    kids.forEach(function (k) {
+      if (k === undefined || k === null || k === false) return;
+      n.appendChild(typeof k === 'string' || typeof k === 'number' ? document.createTextNode(String(k)) : k);
+    });
+  }
+  function na() {
+    return el('span', { cls: 'na', text: 'n/a' });
+  }
+  function num(v, digits) {
+    if (v === null || v === undefined) return null;
+    var d = digits === undefined ? (Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2) : digits;
+    return Number(v)
+      .toFixed(d)
+      .replace(/\.0+$/, '')
+      .replace(/(\.\d*[1-9])0+$/, '$1');
+  }
+  function ago(ts) {
+    var s = Math.max(0, Math.round((Date.now() + skew - ts) / 1000));
+    if (s < 60) return s + 's ago';
+    if (s < 3600) return Math.floor(s / 60) + 'm ago';
+    return Math.floor(s / 3600) + 'h ago';
+  }
+
+  // ---- charts (hand-rolled SVG) ----
+  function sparkline(values, w, h, color) {
+    var g = sv('svg', {
+      width: w,
+      height: h,
+      viewBox: '0 0 ' + w + ' ' + h,
+      role: 'img',
+      'aria-label': 'requests per second',
+    });
+    g.appendChild(sv('line', { x1: 0, y1: h - 0.5, x2: w, y2: h - 0.5, stroke: '#2a3542' }));
+    if (!values || values.length < 2) {
+      g.appendChild(
+        sv('text', { x: 4, y: h / 2 + 3, text: values && values.length ? 'collecting…' : 'no data' }),
+      );
+      return g;
+    }
+    var max = Math.max.apply(null, values.concat([1]));
+    var step = w / (values.length - 1);
+    var pts = values.map(function (v, i) {
+      return [i * step, h - 2 - (v / max) * (h - 6)];
+    });
+    var line = pts
+      .map(function (p) {
+        return p[0].toFixed(1) + ',' + p[1].toFixed(1);
+      })
+      .join(' ');
+    g.appendChild(
+      sv('polygon', { points: '0,' + h + ' ' + line + ' ' + w + ',' + h, fill: color, 'fill-opacity': 0.15 }),
+    );
+    g.appendChild(
+      sv('polyline', {
+        points: line,
+        fill: 'none',
+        stroke: color,
+        'stroke-width': 1.6,
+        'stroke-linejoin': 'round',
+      }),
+    );
+    g.appendChild(sv('text', { x: w - 2, y: 10, 'text-anchor': 'end', text: 'max ' + num(max) }));
+    return g;
+  }
+  function donut(ratio, size) {
+    var r = size / 2 - 5,
+      c = 2 * Math.PI * r;
+    var g = sv('svg', {
+      width: size,
+      height: size,
+      viewBox: '0 0 ' + size + ' ' + size,
+      role: 'img',
+      'aria-label': 'cache hit ratio',
+    });
+    g.appendChild(
+      sv('circle', { cx: size / 2, cy: size / 2, r: r, fill: 'none', stroke: '#2a3542', 'stroke-width': 7 }),
+    );
+    if (ratio !== null && ratio !== undefined) {
+      g.appendChild(
+        sv('circle', {
+          cx: size / 2,
+          cy: size / 2,
+          r: r,
+          fill: 'none',
+          stroke: '#3fb950',
+          'stroke-width': 7,
+          'stroke-dasharray': (c * ratio).toFixed(2) + ' ' + c.toFixed(2),
+          transform: 'rotate(-90 ' + size / 2 + ' ' + size / 2 + ')',
+          'stroke-linecap': ratio > 0 && ratio < 1 ? 'round' : 'butt',
+        }),
+      );
+    }
+    return g;
+  }
+  // A horizontal bar: value out of max, with optional marker (e.g. configured rate).
+  function bar(value, max, color, marker, w) {
+    w = w || 280;
+    var h = 10;
+    var g = sv('svg', {
+      width: '100%',
+      height: h,
+      viewBox: '0 0 ' + w + ' ' + h,
+      preserveAspectRatio: 'none',
+      role: 'img',
+    });
+    g.appendChild(sv('rect', { x: 0, y: 0, width: w, height: h, rx: 3, fill: '#2a3542' }));
+    if (value !== null && value !== undefined && max > 0) {
+      var vw = Math.max(0, Math.min(1, value / max)) * w;
+      g.appendChild(sv('rect', { x: 0, y: 0, width: vw.toFixed(1), height: h, rx: 3, fill: color }));
+    }
+    if (marker !== null && marker !== undefined && max > 0) {
+      var mx = Math.max(0, Math.min(1, marker / max)) * w;
+      g.appendChild(
+        sv('rect', { x: Math.max(0, mx - 1.5).toFixed(1), y: 0, width: 3, height: h, fill: '#e6edf3' }),
+      );
+    }
+    return g;
+  }
+
+  // ---- views ----
+  function breakerPill(b) {
+    if (!b) return el('span', { cls: 'pill', 'data-field': 'breaker', text: 'breaker n/a' });
+    var cls = b === 'closed' ? 'ok' : b === 'open' ? 'bad' : 'warn';
+    return el('span', { cls: 'pill ' + cls, 'data-field': 'breaker' }, [
+      el('span', { cls: 'dot' }),
+      'breaker ' + b,
+    ]);
+  }
+  function kpi(label, value, unit, field) {
+    return el('div', { cls: 'kpi' }, [
+      el('div', { cls: 'label', text: label }),
+      el(
+        'div',
+        { cls: 'value', 'data-field': field },
+        value === null ? na() : [value, unit ? el('small', { text: unit }) : null],
+      ),
+    ]);
+  }
+  function meter(label, valueText, chart, field) {
+    return el('div', { cls: 'meter' }, [
+      el('div', { cls: 'head' }, [
+        el('span', { text: label }),
+        el('b', { 'data-field': field }, valueText === null ? na() : valueText),
+      ]),
+      chart,
+    ]);
+  }
+
+  function upstreamCard(u) {
+    var card = el('section', { cls: 'card' + (u.registered ? '' : ' off'), 'data-upstream': u.name });
+    var reach =
+      u.reachable === null
+        ? el('span', { cls: 'pill', text: u.registered ? 'probe n/a' : 'not routed' })
+        : el('span', { cls: 'pill ' + (u.reachable ? 'ok' : 'bad'), 'data-field': 'reachable' }, [
+            el('span', { cls: 'dot' }),
+            u.reachable ? (u.latencyMs !== null ? 'up ' + u.latencyMs + ' ms' : 'up') : 'unreachable',
+          ]);
+    card.appendChild(
+      el('div', { cls: 'top' }, [
+        el('span', { cls: 'name', text: u.name }),
+        u.sandbox ? el('span', { cls: 'pill warn', text: 'sandbox' }) : null,
+        el('span', { cls: 'spacer' }),
+        breakerPill(u.breaker),
+      ]),
+    );
+    card.appendChild(
+      el('div', { cls: 'top sub' }, [
+        el('span', { cls: 'title', text: u.title || (u.registered ? '' : 'not loaded on this gateway') }),
+        el('span', { cls: 'spacer' }),
+        reach,
+      ]),
+    );
+
+    card.appendChild(
+      el('div', { cls: 'row' }, [
+        kpi('requests / s', num(u.requestsPerSec), null, 'rps'),
+        el('div', { cls: 'spacer' }),
+        sparkline(u.history, 150, 40, '#58a6ff'),
+      ]),
+    );
+    var hr = u.hitRatio === null || u.hitRatio === undefined ? null : Math.round(u.hitRatio * 100);
+    var cacheNote = u.cache
+      ? u.cache.hit + u.cache.stale + u.cache.coalesced + ' hit · ' + u.cache.miss + ' miss'
+      : 'no data';
+    card.appendChild(
+      el('div', { cls: 'row' }, [
+        donut(hr === null ? null : u.hitRatio, 46),
+        el('div', { cls: 'kpi' }, [
+          el('div', { cls: 'label', text: 'cache hits' }),
+          el(
+            'div',
+            { cls: 'value', 'data-field': 'hit-ratio' },
+            hr === null ? na() : [String(hr), el('small', { text: '%' })],
+          ),
+        ]),
+        el('div', { cls: 'kpi' }, [
+          el('div', { cls: 'label', text: 'last minute' }),
+          el('div', { text: cacheNote }),
+        ]),
+      ]),
+    );
+
+    var b = u.budget;
+    card.appendChild(
+      meter(
+        'budget tokens',
+        b.tokens === null ? null : num(b.tokens, 1) + ' / ' + num(b.burst),
+        bar(b.tokens, b.burst, '#a371f7'),
+        'tokens',
+      ),
+    );
+    var rateMax = Math.max(b.configuredRatePerSec, b.learnedRatePerSec || 0) || 1;
+    card.appendChild(
+      meter(
+        'rate: learned / configured',
+        (b.learnedRatePerSec === null ? 'n/a' : num(b.learnedRatePerSec)) +
+          ' / ' +
+          num(b.configuredRatePerSec) +
+          ' req/s',
+        bar(b.learnedRatePerSec, rateMax, '#58a6ff', b.configuredRatePerSec),
+        'rate',
+      ),
+    );
+
+    var cd = u.cooldownRemainingSeconds;
+    var cool = el('div', { cls: 'cool' + (cd > 0 ? ' active' : '') }, [
+      el('span', { text: cd > 0 ? 'Cooling down after an upstream 429' : 'Cooldown' }),
+      el(
+        'b',
+        { 'data-field': 'cooldown' },
+        cd === null || cd === undefined ? na() : cd > 0 ? Math.ceil(cd) + ' s' : 'none',
+      ),
+    ]);
+    card.appendChild(cool);
+
+    var rl = u.rateLimited;
+    if (rl)
+      card.appendChild(
+        el('div', { cls: 'meter' }, [
+          el('div', { cls: 'head' }, [
+            el('span', { text: '429s since start (consumer / upstream)' }),
+            el('b', { 'data-field': 'rate-limited', text: rl.consumer + ' / ' + rl.upstream }),
+          ]),
+        ]),
+      );
+
+    var errs = el('div', { cls: 'errors', 'data-field': 'last-errors' }, [el('h2', { text: 'last errors' })]);
+    if (!u.lastErrors.length) errs.appendChild(el('div', { cls: 'none', text: 'none' }));
+    u.lastErrors.slice(0, 4).forEach(function (e) {
+      errs.appendChild(
+        el('div', { cls: 'err', title: e.message || '' }, [
+          el('span', { cls: 'when', text: ago(e.at) }),
+          el('span', { cls: 'st' + (e.status >= 500 ? ' s5' : ''), text: String(e.status) }),
+          el('span', { cls: 'what' }, [
+            e.code,
+            e.route ? el('i', { text: ' ' + e.route }) : null,
+            e.retryAfterSeconds !== undefined
+              ? el('i', { text: ' retry ' + e.retryAfterSeconds + 's' })
+              : null,
+          ]),
+        ]),
+      );
+    });
+    card.appendChild(errs);
+    return card;
+  }
+
+  function consumerRow(c) {
+    var quota = el(
+      'div',
+      {},
+      c.quota.length
+        ? c.quota.map(function (q) {
+            return el('div', { cls: 'quota', 'data-window': q.window }, [
+              el('span', { text: q.window }),
+              bar(q.used, q.limit, q.used !== null && q.used >= q.limit ? '#f85149' : '#3fb950', null, 150),
+              el('span', { cls: 'q' }, q.used === null ? ['n/a of ' + q.limit] : [q.used + ' / ' + q.limit]),
+            ]);
+          })
+        : el('span', { cls: 'na', text: 'no quota' }),
+    );
+    return el('tr', { 'data-consumer': c.id }, [
+      el('td', { cls: 'id', text: c.id }),
+      el(
+        'td',
+        {},
+        el(
+          'div',
+          { cls: 'chips' },
+          c.upstreams
+            .map(function (u) {
+              return el('span', { cls: 'chip', text: u });
+            })
+            .concat(c.write ? [el('span', { cls: 'chip', text: 'write' })] : []),
+        ),
+      ),
+      el('td', { 'data-field': 'rps' }, c.requestsPerSec === null ? na() : num(c.requestsPerSec)),
+      el('td', {}, sparkline(c.history, 120, 26, '#3fb950')),
+      el('td', {}, quota),
+      el('td', {
+        'data-field': 'rejected',
+        text: c.rejections.rateLimited
+          ? c.rejections.rateLimited + ' (' + ago(c.rejections.lastRateLimitedAt) + ')'
+          : '0',
+      }),
+    ]);
+  }
+
+  function render(s) {
+    var inst = s.instance;
+    var status = document.getElementById('status');
+    status.className =
+      'pill ' +
+      (inst.status === 'ok' ? 'ok' : inst.status === 'degraded' || inst.status === 'unready' ? 'bad' : '');
+    status.textContent = 'ready: ' + inst.status;
+    var redis = document.getElementById('redis');
+    redis.className = 'pill ' + (inst.redis === 'ok' ? 'ok' : inst.redis === 'down' ? 'bad' : '');
+    redis.textContent = 'redis: ' + inst.redis;
+    document.getElementById('sandbox').classList.toggle('hidden', !inst.sandbox);
+    document.getElementById('instance').textContent =
+      inst.id + ' · up ' + Math.round(inst.uptimeSeconds / 60) + ' min';
+
+    var grid = document.getElementById('upstreams');
+    grid.replaceChildren.apply(grid, s.upstreams.map(upstreamCard));
+    var body = document.getElementById('consumers');
+    body.replaceChildren.apply(body, s.consumers.map(consumerRow));
+    var missing = Object.keys(s.metrics).filter(function (k) {
+      return !s.metrics[k];
+    });
+    document.getElementById('foot').textContent =
+      'Rates over ' +
+      s.windowSeconds +
+      ' s on this instance. ' +
+      (missing.length
+        ? 'Not reported by this gateway (shown as n/a): ' + missing.join(', ') + '.'
+        : 'All metric families present.');
+  }
+
+  function setUpdated(ok, text) {
+    var u = document.getElementById('updated');
+    u.className = 'pill ' + (ok ? 'ok' : 'bad');
+    u.textContent = text;
+  }
+
+  function showLogin(msg) {
+    document.getElementById('app').classList.add('hidden');
+    document.getElementById('login').classList.remove('hidden');
+    document.getElementById('login-msg').textContent = msg || '';
+    document.getElementById('token').focus();
+  }
+  function showApp() {
+    document.getElementById('login').classList.add('hidden');
+    document.getElementById('app').classList.remove('hidden');
+  }
+
+  function schedule() {
+    clearTimeout(timer);
+    if (!paused) timer = setTimeout(refresh, REFRESH_MS);
+  }
+
+  async function refresh() {
+    var token = sessionStorage.getItem(KEY);
+    if (!token) {
+      showLogin();
+      return;
+    }
+    try {
+      var res = await fetch(stateUrl, {
+        headers: { authorization: 'Bearer ' + token, accept: 'application/json' },
+        cache: 'no-store',
+      });
+      if (res.status === 401) {
+        sessionStorage.removeItem(KEY);
+        showLogin('That operator key was not accepted.');
+        return;
+      }
+      if (!res.ok) throw new Error('HTTP ' + res.status);
+      var s = await res.json();
+      var serverNow = Date.parse(s.generatedAt);
+      if (!isNaN(serverNow)) skew = serverNow - Date.now();
+      showApp();
+      render(s);
+      lastOk = Date.now();
+      setUpdated(true, 'updated ' + new Date(lastOk).toLocaleTimeString());
+    } catch (e) {
+      var since = lastOk ? ' · last ok ' + Math.round((Date.now() - lastOk) / 1000) + 's ago' : '';
+      setUpdated(false, 'refresh failed: ' + (e && e.message ? e.message : 'error') + since);
+    }
+    schedule();
+  }
+
+  document.getElementById('login-form').addEventListener('submit', function (ev) {
+    ev.preventDefault();
+    var v = document.getElementById('token').value.trim();
+    if (!v) return;
+    sessionStorage.setItem(KEY, v);
+    document.getElementById('token').value = '';
+    refresh();
+  });
+  document.getElementById('pause').addEventListener('click', function () {
+    paused = !paused;
+    this.textContent = paused ? 'Resume' : 'Pause';
+    if (!paused) refresh();
+    else clearTimeout(timer);
+  });
+  document.getElementById('logout').addEventListener('click', function () {
+    sessionStorage.removeItem(KEY);
+    clearTimeout(timer);
+    showLogin('Signed out.');
+  });
+  refresh();
+})();
