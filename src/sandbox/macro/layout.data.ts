@@ -1,7 +1,8 @@
 // The fake CEIC layout tree (databases → topics → sections → tables), generated.
 import type { IdName } from '../data/countries.js';
 import { memo } from '../data/seeded.js';
-import { INDICATORS } from './macro-dictionaries.data.js';
+import { COUNTRIES } from '../data/countries.js';
+import { CONCEPTS_BY_TOPIC, type Concept, type Frequency, TOPICS } from './macro-concepts.data.js';
 
 export type LayoutKind = 'database' | 'topic' | 'section' | 'table';
 
@@ -13,6 +14,10 @@ export interface LayoutNode {
   childIds: string[];
   /** Series ids, tables only. */
   seriesIds: string[];
+  /** Tables only: what every series of the table measures, how often, and each series' country. */
+  concept?: Concept;
+  frequency?: Frequency;
+  countryIds?: string[];
 }
 
 export interface LayoutTree {
@@ -26,8 +31,13 @@ const DATABASES: readonly IdName[] = [
   { id: 'EMERGE', name: 'Emerging Markets Premium Database' },
   { id: 'GLOBAL', name: 'Global Database' },
 ];
-const TOPIC_NAMES = ['Prices', 'National Accounts', 'Foreign Trade', 'Labour Market', 'Monetary'];
+const TOPIC_NAMES = TOPICS;
 const SECTION_NAMES = ['Annual', 'Quarterly', 'Monthly', 'By Region'];
+const SECTION_FREQUENCY: Record<string, Frequency | undefined> = {
+  Annual: 'Y',
+  Quarterly: 'Q',
+  Monthly: 'M',
+};
 const TABLES_PER_SECTION = 8;
 const SERIES_PER_TABLE = 10;
 const FIRST_TABLE_SERIES_ID = 310000;
@@ -67,16 +77,31 @@ export const layoutTree = memo((): LayoutTree => {
         sectionNo++;
         topic.childIds.push(section.id);
         byId.set(section.id, section);
+        const topicName = TOPIC_NAMES[(topicNo - 1) % TOPIC_NAMES.length] ?? 'Prices';
+        const sectionName = SECTION_NAMES[(sectionNo - 1) % SECTION_NAMES.length] ?? 'Annual';
         for (let k = 0; k < TABLES_PER_SECTION; k++) {
-          const indicator = INDICATORS[tableNo % INDICATORS.length] ?? 'Index';
+          // A table holds one concept at the section's frequency (its natural one when the concept has
+          // no such frequency, e.g. monthly GDP) for ten countries; the window of countries rotates.
+          const concepts: readonly Concept[] = CONCEPTS_BY_TOPIC[topicName];
+          const concept = concepts[k % concepts.length] ?? concepts[0];
+          const wanted = SECTION_FREQUENCY[sectionName];
+          const frequency =
+            wanted && concept.frequencies.includes(wanted) ? wanted : (concept.frequencies[0] ?? 'Y');
+          const offset = (tableNo * 5) % COUNTRIES.length;
           const table: LayoutNode = {
             id: `TB${1200 + tableNo}`,
-            name: tableNo === 7 ? 'Consumer Price Index: 2018=100' : `${indicator}: ${section.name}`,
+            name: `${concept.indicator}: ${concept.unit}`,
             kind: 'table',
             parentId: section.id,
             childIds: [],
             seriesIds: Array.from({ length: SERIES_PER_TABLE }, (_, i) =>
               String(FIRST_TABLE_SERIES_ID + tableNo * SERIES_PER_TABLE + i),
+            ),
+            concept,
+            frequency,
+            countryIds: Array.from(
+              { length: SERIES_PER_TABLE },
+              (_, i) => COUNTRIES[(offset + i) % COUNTRIES.length]?.id ?? 'US',
             ),
           };
           tableNo++;

@@ -1,19 +1,10 @@
 // Dictionaries of the fake CEIC macro API: frequencies, units, statuses, countries, sources, regions,
 // classifications, indicators, geo and release vocabularies.
 import { COUNTRIES, type IdName } from '../data/countries.js';
+import { CONCEPTS, CONCEPTS_BY_TOPIC, TOPICS } from './macro-concepts.data.js';
 
-export const INDICATORS = [
-  'Consumer Price Index',
-  'Gross Domestic Product',
-  'Industrial Production',
-  'Retail Sales',
-  'Unemployment Rate',
-  'Exports',
-  'Imports',
-  'Money Supply M2',
-  'Policy Rate',
-  'Foreign Reserves',
-] as const;
+/** Indicator names, from the concepts the series measure (in topic order, each once). */
+export const INDICATORS: readonly string[] = [...new Set(CONCEPTS.map((c) => c.indicator))];
 
 export const MACRO_FREQUENCIES: readonly IdName[] = [
   { id: 'D', name: 'Daily' },
@@ -33,6 +24,8 @@ export const MACRO_UNITS: readonly IdName[] = [
   { id: 'U6', name: 'Person th' },
   { id: 'U7', name: 'Index' },
   { id: 'U8', name: '% pa' },
+  { id: 'U9', name: 'Local currency bn, 2015 prices' },
+  { id: 'U10', name: 'Local currency per USD' },
 ];
 
 export const MACRO_STATUSES: readonly IdName[] = [
@@ -68,12 +61,18 @@ export const MACRO_CLASSIFICATIONS: readonly IdName[] = [
   { id: 'CL5', name: 'Monetary' },
 ];
 
+/** Each indicator in the classification of the layout topic its concepts belong to. */
 export const MACRO_INDICATORS: readonly (IdName & { classificationId: string })[] = INDICATORS.map(
-  (name, i) => ({
-    id: `IN${1000 + i}`,
-    name,
-    classificationId: MACRO_CLASSIFICATIONS[[0, 1, 0, 0, 2, 3, 3, 4, 4, 4][i] ?? 0]?.id ?? 'CL1',
-  }),
+  (name, i) => {
+    const topic = TOPICS.find((t) =>
+      (CONCEPTS_BY_TOPIC[t] as readonly { indicator: string }[]).some((c) => c.indicator === name),
+    );
+    return {
+      id: `IN${1000 + i}`,
+      name,
+      classificationId: MACRO_CLASSIFICATIONS.find((c) => c.name === topic)?.id ?? 'CL1',
+    };
+  },
 );
 
 export const MACRO_GEO: readonly { id: string; type: string; title: string; isoCode: string }[] =

@@ -90,7 +90,7 @@ export function searchSeries(
   const table = listParam(q, 'table');
   const matches = allTableSeries().filter(
     (s) =>
-      words.every((w) => s.name.toLowerCase().includes(w)) &&
+      words.every((w) => `${s.name} ${s.indicator.name} ${s.unit.name}`.toLowerCase().includes(w)) &&
       (freq.length === 0 || freq.includes(s.frequency.id)) &&
       (geo.length === 0 || geo.includes(s.country.id)) &&
       (table.length === 0 || (s.tableId !== undefined && table.includes(s.tableId))) &&
