@@ -43,6 +43,11 @@ export function normalizeOrigin(origin: string): string | undefined {
   }
 }
 
+/** `http://localhost:<port>` or `http://127.0.0.1:<port>` (a developer's own machine, any port). */
+export function isLocalDevOrigin(origin: string): boolean {
+  return /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/.test(origin);
+}
+
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -59,6 +64,8 @@ export class CorsPolicy {
   /** Union of every consumer's origins: what a key-less preflight may be allowed for. */
   private readonly anyConsumer = new Set<string>();
   private readonly byConsumer = new Map<string, ReadonlySet<string>>();
+  /** Consumers that also accept any local development origin (the sandbox's demo consumer). */
+  private readonly anyLocalPort = new Set<string>();
   /** Preflight answer headers, built once. */
   private readonly preflight: Record<string, string>;
   private readonly exposed = CORS_EXPOSED_HEADERS.join(', ');
@@ -76,6 +83,7 @@ export class CorsPolicy {
         this.anyConsumer.add(n);
       }
       this.byConsumer.set(c.id, own);
+      if (c.corsAnyLocalPort) this.anyLocalPort.add(c.id);
     }
     this.preflight = {
       'access-control-allow-methods': CORS_ALLOWED_METHODS.join(', '),
@@ -105,7 +113,9 @@ export class CorsPolicy {
     if (host !== undefined && raw.slice(raw.indexOf('//') + 2) === host) return true;
     // Browsers send origins already serialised: the set lookup spares a URL parse for every known one.
     const origin = this.anyConsumer.has(raw) ? raw : normalizeOrigin(raw);
-    const known = origin !== undefined && this.anyConsumer.has(origin);
+    const known =
+      origin !== undefined &&
+      (this.anyConsumer.has(origin) || (this.anyLocalPort.size > 0 && isLocalDevOrigin(origin)));
 
     if (req.method === 'OPTIONS' && header(req, 'access-control-request-method') !== undefined) {
       void reply.header('vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
@@ -130,7 +140,7 @@ export class CorsPolicy {
     const key = extractConsumerKey(req);
     const consumer = key === undefined ? undefined : this.store.authenticate(key);
     // No or an unknown key: the guard answers 401 (readable by the page). A known key must list the origin.
-    if (consumer && !this.byConsumer.get(consumer.id)?.has(origin)) {
+    if (consumer && !this.allows(consumer.id, origin)) {
       fail(
         new GatewayError('FORBIDDEN', {
           message: `Consumer "${consumer.id}" may not be used from this origin.`,
@@ -139,6 +149,11 @@ export class CorsPolicy {
       return false;
     }
     return true;
+  }
+
+  private allows(consumerId: string, origin: string): boolean {
+    if (this.byConsumer.get(consumerId)?.has(origin)) return true;
+    return this.anyLocalPort.has(consumerId) && isLocalDevOrigin(origin);
   }
 
   private allow(reply: FastifyReply, origin: string): void {

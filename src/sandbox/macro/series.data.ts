@@ -46,7 +46,7 @@ const YEAR_MS = 365.25 * DAY_MS;
 const BASE_2018 = Date.UTC(2018, 6, 1);
 
 const byName = <T extends IdName>(list: readonly T[], name: string): T =>
-  list.find((x) => x.name === name) ?? (list[0]);
+  list.find((x) => x.name === name) ?? list[0];
 
 export function seriesInfo(id: string): SeriesInfo {
   const num = Number(id);
