@@ -13,6 +13,8 @@ ENV NODE_ENV=production ATRIUM_SANDBOX=off
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The shipped composite views (ATRIUM_VIEWS_FILE overrides, `none` turns them off).
+COPY config/views.yaml ./config/views.yaml
 COPY package.json ./
 USER node
 EXPOSE 3000

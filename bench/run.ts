@@ -17,6 +17,7 @@ import {
   type RunMetrics,
 } from './lib/measure.js';
 import { readOptions, ROOT, type BenchOptions } from './lib/options.js';
+import { backgroundLoad } from './lib/quiet.js';
 import { BODY_SIZES, md5, payload } from './lib/payloads.js';
 import { machineInfo } from './lib/procfs.js';
 import {
@@ -90,6 +91,8 @@ function atriumEnv(lane: string, upstream: RunningServer, consumersFile: string,
     ATRIUM_CONSUMERS_FILE: consumersFile,
     LOG_LEVEL: 'info',
     ATRIUM_SHUTDOWN_GRACE_MS: '3000',
+    // The view scenario's view (four parts on the macro lane).
+    ATRIUM_VIEWS_FILE: join(ROOT, 'bench/views.bench.yaml'),
   };
   for (const name of UPSTREAM_NAMES) {
     const p = `UPSTREAM_${name.toUpperCase()}_`;
@@ -296,6 +299,18 @@ async function main(): Promise<number> {
     log('\nFindings (baseline failures, reported):\n' + findings.map((f) => `  - ${f}`).join('\n'));
   if (problems.length) log('\nPROBLEMS:\n' + problems.map((p) => `  - ${p}`).join('\n'));
 
+  const background = backgroundLoad([...runs.values()].flat(), opts.maxOtherCores);
+  log(
+    `\nother processes kept ${background.meanOtherCores} cores busy on average (busiest run ` +
+      `${background.maxOtherCores}; limit ${background.limitCores}): ` +
+      (background.quiet ? 'a quiet run' : 'NOT a quiet run'),
+  );
+  // Figures from a busy machine are printed (above) and kept apart, never published over a quiet run's.
+  const publishedDir = join(ROOT, 'bench/results');
+  const refused = !background.quiet && opts.outDir === publishedDir;
+  const outDir = refused ? join(ROOT, 'dist-bench/unpublished') : opts.outDir;
+  if (refused) mkdirSync(outDir, { recursive: true });
+
   const finishedAt = new Date().toISOString();
   const result = {
     schema: 1,
@@ -304,6 +319,7 @@ async function main(): Promise<number> {
     wallS: Math.round((Date.parse(finishedAt) - Date.parse(startedAt)) / 1000),
     commit,
     machine,
+    background,
     options: {
       durationS: opts.durationS,
       warmupS: opts.warmupS,
@@ -325,11 +341,11 @@ async function main(): Promise<number> {
     problems,
     findings,
   };
-  writeFileSync(join(opts.outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
+  writeFileSync(join(outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
   const subtitle =
     `${machine.cpuModel}${machine.cpuId ? ` (${machine.cpuId})` : ''}, ${machine.cpuCount} vCPUs shared by servers and load generator; Node ${machine.node}; ` +
     `${opts.rounds} rounds × ${opts.durationS} s, ${opts.connections} connections; ${startedAt.slice(0, 10)}`;
-  writeFileSync(join(opts.outDir, 'chart.svg'), renderChart(scenarios, subtitle));
+  writeFileSync(join(outDir, 'chart.svg'), renderChart(scenarios, subtitle));
   const md = summaryMarkdown({
     machine,
     startedAt,
@@ -343,16 +359,22 @@ async function main(): Promise<number> {
     problems,
     findings,
   });
-  writeFileSync(join(opts.outDir, 'summary.md'), md);
-  log(`\nwrote ${relative(ROOT, join(opts.outDir, 'latest.json'))}, chart.svg, summary.md`);
-  const fullRun = opts.only.length === 0 && opts.outDir === join(ROOT, 'bench/results');
+  writeFileSync(join(outDir, 'summary.md'), md);
+  log(`\nwrote ${relative(ROOT, join(outDir, 'latest.json'))}, chart.svg, summary.md`);
+  if (refused)
+    log(
+      `NOT PUBLISHED: others kept ${background.meanOtherCores} cores busy (> ${background.limitCores}); ` +
+        `bench/results and ${PERFORMANCE_DOC} keep the last quiet run's figures. Run again on a quiet machine.`,
+    );
+  const fullRun = !refused && opts.only.length === 0 && opts.outDir === publishedDir;
   if (fullRun && process.env.BENCH_DOCS !== '0') {
     if (updateResultsBlock(join(ROOT, PERFORMANCE_DOC), md)) log(`updated the results in ${PERFORMANCE_DOC}`);
     else log(`results markers not found; ${PERFORMANCE_DOC} was not updated`);
   }
   if (opts.keepLogs) log(`server logs kept in ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });
-  return problems.length ? 1 : 0;
+  // 3: measured fine but refused publication (a busy machine); 1: the run itself had problems.
+  return problems.length ? 1 : refused ? 3 : 0;
 }
 
 main().then(

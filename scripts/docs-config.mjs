@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run docs:config`: writes the settings tables of docs/configuration.md from the config classes in
-// src/config (GatewayEnv, UpstreamEnv): every variable, its default and what it accepts come from the
-// source, read with the TypeScript compiler (no build needed); only the meaning of each is written here.
+// src/config (GatewayEnv, UpstreamEnv) and the upstream declarations listed in src/upstreams/index.ts: every
+// variable, its default and what it accepts come from the source, read with the TypeScript compiler (no
+// build needed); only the meaning of each is written here.
 //   node scripts/docs-config.mjs            rewrite the block between the markers
 //   node scripts/docs-config.mjs --check    exit 1 when the block is stale (the unit test runs this)
 //   --doc <file>                            another Markdown file instead of docs/configuration.md
@@ -12,6 +13,7 @@ import ts from 'typescript';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CONFIG_DIR = join(ROOT, 'src/config');
+const UPSTREAMS_INDEX = join(ROOT, 'src/upstreams/index.ts');
 export const START = '<!-- config:start (written by npm run docs:config from src/config; do not edit) -->';
 export const END = '<!-- config:end -->';
 
@@ -71,6 +73,13 @@ const GATEWAY = {
   ATRIUM_ADMIN_TOKEN: { default: '– (admin API off)', meaning: 'operator token of the admin API (secret)' },
   ATRIUM_BATCH_MAX_ITEMS: { meaning: 'most items in one `POST /batch`' },
   ATRIUM_BATCH_TIMEOUT_MS: { meaning: "a batch's default and longest overall deadline" },
+  ATRIUM_VIEWS_FILE: {
+    default: '`config/views.yaml` (if present)',
+    meaning:
+      'the composite views file (YAML or JSON, [Composite views](frontend.md#composite-views-get-viewsname)); `none`: no views. SIGHUP reloads it',
+  },
+  ATRIUM_VIEWS_TIMEOUT_MS: { meaning: "a view's deadline unless the view or the call sets one" },
+  ATRIUM_VIEWS_MAX_TIMEOUT_MS: { meaning: 'the longest deadline a view or a call may ask for' },
   ATRIUM_CORS_MAX_AGE_SECONDS: { meaning: 'how long browsers may cache a CORS preflight answer' },
   ATRIUM_OPERATOR_TOKEN: { default: '– (console off)', meaning: "the operator console's key (secret)" },
   ATRIUM_LINK_SECRET: {
@@ -244,16 +253,56 @@ function classFields(className) {
   throw new Error(`class ${className} not found under src/config (update scripts/docs-config.mjs)`);
 }
 
-function upstreamNames() {
-  for (const file of sourceFiles(CONFIG_DIR)) {
-    const sf = parse(file);
-    try {
-      return constant('UPSTREAM_NAMES', sf);
-    } catch {
-      // not in this file
+/** The statement that declares `name` in `sf`, following a relative import to the file it comes from. */
+function declaration(name, sf) {
+  for (const st of sf.statements) {
+    if (ts.isVariableStatement(st))
+      for (const d of st.declarationList.declarations)
+        if (ts.isIdentifier(d.name) && d.name.text === name && d.initializer)
+          return { node: d.initializer, sf };
+    if (
+      ts.isImportDeclaration(st) &&
+      st.importClause?.namedBindings &&
+      ts.isNamedImports(st.importClause.namedBindings)
+    ) {
+      const spec = st.importClause.namedBindings.elements.find((e) => e.name.text === name);
+      const from = st.moduleSpecifier.text;
+      if (spec && from.startsWith('.')) {
+        const file = resolve(dirname(sf.fileName), from.replace(/\.js$/, '.ts'));
+        return declaration((spec.propertyName ?? spec.name).text, parse(file));
+      }
     }
   }
-  throw new Error('UPSTREAM_NAMES not found under src/config (update scripts/docs-config.mjs)');
+  throw new Error(`${name} not found in ${relative(ROOT, sf.fileName)} (update scripts/docs-config.mjs)`);
+}
+
+const unwrap = (node) =>
+  ts.isAsExpression(node) || ts.isParenthesizedExpression(node) || ts.isSatisfiesExpression?.(node)
+    ? unwrap(node.expression)
+    : node;
+
+/**
+ * The upstream names, in order: `UPSTREAMS` of src/upstreams/index.ts lists the declarations, each a call
+ * (`defineUpstream({ name: 'macro', … })`, `emisUpstream({ name: 'documents', … })`) whose object names it.
+ */
+function upstreamNames() {
+  const list = unwrap(declaration('UPSTREAMS', parse(UPSTREAMS_INDEX)).node);
+  if (!ts.isArrayLiteralExpression(list))
+    throw new Error('UPSTREAMS in src/upstreams/index.ts is not an array');
+  return list.elements.map((e) => {
+    const { node, sf } = declaration(e.getText(), parse(UPSTREAMS_INDEX));
+    const call = unwrap(node);
+    const object = ts.isCallExpression(call) ? unwrap(call.arguments[0]) : undefined;
+    const prop =
+      object &&
+      ts.isObjectLiteralExpression(object) &&
+      object.properties.find((p) => ts.isPropertyAssignment(p) && p.name.getText(sf) === 'name');
+    if (!prop)
+      throw new Error(
+        `no literal name in the declaration of ${e.getText()} (update scripts/docs-config.mjs)`,
+      );
+    return evaluate(prop.initializer, sf);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -14,16 +14,18 @@ import { MetricsModule } from './metrics/metrics.module.js';
 import { UpstreamLimitsModule } from './proxy/limits/limits.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
-import { CompanyModule } from './upstreams/company/company.module.js';
-import { DealsModule } from './upstreams/deals/deals.module.js';
-import { DocumentsModule } from './upstreams/documents/documents.module.js';
-import { MacroModule } from './upstreams/macro/macro.module.js';
+import { UPSTREAMS } from './upstreams/index.js';
+import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
+import { UpstreamsModule } from './upstreams/upstreams.module.js';
+import { ViewsModule } from './views/views.module.js';
 
 export interface AppOptions {
   readonly config: AtriumConfig;
   readonly consumers: readonly Consumer[];
   /** The pino logger Nest logs through (main.ts); absent → one built from LOG_LEVEL on the default destination. */
   readonly logger?: AtriumLogger;
+  /** The upstream interfaces; absent → every one in src/upstreams/index.ts (config must cover them). */
+  readonly upstreams?: readonly UpstreamDeclaration[];
 }
 
 /** The gateway. Config and consumers are loaded and validated before Nest boots (see main.ts). */
@@ -46,12 +48,10 @@ export class AppModule {
         ProxyModule,
         HealthModule,
         RedisModule,
-        MacroModule,
-        CompanyModule,
-        DocumentsModule,
-        DealsModule,
+        UpstreamsModule.forRoot(options.upstreams ?? UPSTREAMS),
         AdminModule,
         BatchModule,
+        ViewsModule,
         ConsoleModule,
       ],
       providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { ConfigError, loadConfig, unconfiguredUpstreams, UPSTREAM_NAMES } from './config/atrium-config.js';
+import { ConfigError, loadConfig, unconfiguredUpstreams } from './config/atrium-config.js';
 import { createAdapter, configureApp, NEST_APP_OPTIONS } from './configure-app.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { ConsumersFileError, loadConsumersFile } from './core/auth/consumer-store.service.js';
@@ -12,12 +12,31 @@ import { PinoNestLogger } from './core/logging/pino-nest.logger.js';
 import { prettyDestination } from './core/logging/pretty-destination.js';
 import { DEMO_CONSUMER_ID, demoConsumer, sandboxKey } from './sandbox/demo-consumer.js';
 import { sandboxBanner } from './sandbox/sandbox-banner.js';
-import { startSandbox, type Sandbox } from './sandbox/start-sandbox.js';
+import { startSandbox, type Sandbox, type SandboxUpstreamName } from './sandbox/start-sandbox.js';
+import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
+import { ViewsFileError } from './views/views-file.js';
+
+/** `UPSTREAM_<NAME>_*` pointing an upstream at its built-in fake, with the credential its declaration asks. */
+function sandboxEnv(sandbox: Sandbox, name: string): Record<string, string | undefined> {
+  const p = `UPSTREAM_${name.toUpperCase()}_`;
+  const fake = (sandbox as unknown as Partial<Record<string, { url: string }>>)[name];
+  if (!fake)
+    throw new ConfigError(`Invalid configuration: ${p}BASE_URL (the sandbox has no fake for ${name})`);
+  const c = sandbox.credentials[name as SandboxUpstreamName] as Partial<Record<string, string>>;
+  const login = UPSTREAMS.find((u) => u.name === name)?.sandboxCredentials === 'login';
+  // Whatever the operator set for a sandboxed upstream goes: the fake takes only its own credential.
+  return {
+    [p + 'BASE_URL']: fake.url,
+    [p + 'TOKEN']: login ? undefined : c.token,
+    [p + 'USERNAME']: login ? c.username : undefined,
+    [p + 'PASSWORD']: login ? c.password : undefined,
+  };
+}
 
 async function bootstrap(): Promise<void> {
   const env: Record<string, string | undefined> = { ...process.env };
   const mode = env.ATRIUM_SANDBOX ?? 'auto';
-  const missing = unconfiguredUpstreams(env);
+  const missing = unconfiguredUpstreams(env, UPSTREAMS);
   let sandbox: Sandbox | undefined;
   // `auto` fakes the vendors only when nothing at all is configured (a bare `npm start`): beside any real
   // upstream or a consumers file, fake data would reach real consumers, so the boot fails naming what is
@@ -27,22 +46,7 @@ async function bootstrap(): Promise<void> {
   if (sandboxed.length > 0) {
     // Sandbox mode: the built-in fakes play the vendors on loopback.
     sandbox = await startSandbox();
-    const c = sandbox.credentials;
-    const fill: Record<(typeof UPSTREAM_NAMES)[number], Record<string, string>> = {
-      macro: { BASE_URL: sandbox.macro.url, TOKEN: c.macro.token },
-      company: { BASE_URL: sandbox.company.url, TOKEN: c.company.token },
-      documents: {
-        BASE_URL: sandbox.documents.url,
-        USERNAME: c.documents.username,
-        PASSWORD: c.documents.password,
-      },
-      deals: { BASE_URL: sandbox.deals.url, TOKEN: c.deals.token },
-    };
-    for (const name of sandboxed) {
-      for (const k of ['BASE_URL', 'TOKEN', 'USERNAME', 'PASSWORD'])
-        delete env[`UPSTREAM_${name.toUpperCase()}_${k}`];
-      for (const [k, v] of Object.entries(fill[name])) env[`UPSTREAM_${name.toUpperCase()}_${k}`] = v;
-    }
+    for (const name of sandboxed) Object.assign(env, sandboxEnv(sandbox, name));
   }
 
   // The sandbox turns the operator console on with a generated token (printed in the banner) unless the
@@ -50,7 +54,7 @@ async function bootstrap(): Promise<void> {
   const operatorTokenFromEnv = Boolean(env.ATRIUM_OPERATOR_TOKEN);
   if (sandbox && !operatorTokenFromEnv) env.ATRIUM_OPERATOR_TOKEN = sandboxKey('op');
 
-  const config = loadConfig(env, sandboxed);
+  const config = loadConfig(env, UPSTREAMS, sandboxed);
   let consumers: Consumer[];
   let demoKey: string | undefined;
   if (config.consumersFile) consumers = loadConsumersFile(config.consumersFile, UPSTREAM_NAMES);
@@ -123,7 +127,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((err: unknown) => {
-  if (err instanceof ConfigError || err instanceof ConsumersFileError) {
+  if (err instanceof ConfigError || err instanceof ConsumersFileError || err instanceof ViewsFileError) {
     process.stderr.write(`atrium: ${err.message}\n`);
   } else {
     process.stderr.write(

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { QUIET_LIMIT_CORES } from './quiet.js';
 
 /** The repository root (this file compiles to dist-bench/bench/lib/options.js). */
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -30,6 +31,8 @@ export interface BenchOptions {
   readonly atriumEnv: Readonly<Record<string, string>>;
   /** The Atrium entry point to run (default dist/main.js; another build to compare with). */
   readonly atriumMain: string;
+  /** Cores others may keep busy on average before the figures are refused publication (default 0.3). */
+  readonly maxOtherCores: number;
   /** Extra node flags for the Atrium processes (`BENCH_ATRIUM_NODE_ARGS="--trace-gc --max-semi-space-size=4"`). */
   readonly atriumNodeArgs: readonly string[];
 }
@@ -71,6 +74,7 @@ export function readOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions 
     redisUrl: env.BENCH_REDIS_URL || undefined,
     atriumEnv,
     atriumMain: resolve(ROOT, env.BENCH_ATRIUM_MAIN || 'dist/main.js'),
+    maxOtherCores: num(env, 'BENCH_MAX_OTHER_CORES', QUIET_LIMIT_CORES, 0),
     atriumNodeArgs: (env.BENCH_ATRIUM_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
   };
 }

@@ -16,6 +16,8 @@ export interface LoadScenario {
   /** Latency of the fake upstream for this scenario's requests. */
   readonly delayMs: number;
   readonly expectStatus: 200 | 429;
+  /** A composite view (bench/views.bench.yaml) instead of one proxied route: its answer is not the payload. */
+  readonly view?: string;
 }
 
 export interface BurstScenario {
@@ -132,6 +134,16 @@ export const LOAD_SCENARIOS = [
     expectStatus: 200,
   },
   {
+    id: 'atrium-view-hit-4x2k',
+    title: 'Atrium, view of 4 parts, every part a cache hit, 2 KB each',
+    server: 'atrium-hit',
+    kind: 'hit',
+    size: '2k',
+    delayMs: 0,
+    expectStatus: 200,
+    view: 'bench-four',
+  },
+  {
     id: 'atrium-hit-200k',
     title: 'Atrium, cache hit, 200 KB',
     server: 'atrium-hit',
@@ -213,6 +225,7 @@ let seq = 0;
 /** The request path of a run: one fixed key (static, hit) or a fresh key per request (miss, storm). */
 export function pathFor(s: LoadScenario, tag: string): string | (() => string) {
   const q = query(s.size, s.delayMs);
+  if (s.view) return `/views/${s.view}`;
   if (s.kind === 'static' || s.kind === 'hit') return `/macro/series/310902301${s.size}/data${q}`;
   return () => `/macro/series/${tag}-${(seq++).toString(36)}/data${q}`;
 }

@@ -150,6 +150,86 @@ export type SeriesDataResult = {
   errors?: Array<MacroResponseError>;
 };
 
+export type ViewCompanyOverview = {
+  /** Each part's answer under its name (null when an optional part failed); `fields=` cuts it down. */
+  data: {
+    /** The answer of `GET /company/companies/{id}` (company.companies.get), only data.items[].companyId, data.items[].companyName, data.items[].countryCode, data.items[].industryClass, data.items[].operationalStatus, data.items[].employees, data.items[].website. */
+    company?: unknown;
+    /** Optional (null when it failed): the answer of `GET /company/companies/{id}/statements` (company.companies.statements). */
+    statement?: unknown;
+    /** Optional (null when it failed): the answer of `GET /company/companies/statements/{id}/accounts` (company.statements.accounts). */
+    financials?: unknown;
+    /** Optional (null when it failed): the answer of `GET /documents/Search/query/` (documents.search.query), only data.total, data.documents[].id, data.documents[].title, data.documents[].date. */
+    documents?: unknown;
+    /** Optional (null when it failed): the answer of `GET /deals/SearchDeal/getDeals/` (deals.deals.search), only data.total, data.deals[].id, data.deals[].name, data.deals[].announcedDate. */
+    deals?: unknown;
+  };
+  parts: {
+    company: ViewPartReport;
+    statement: ViewPartReport;
+    financials: ViewPartReport;
+    documents: ViewPartReport;
+    deals: ViewPartReport;
+  };
+  /** Every part answered (also the `x-atrium-complete` header). */
+  complete: boolean;
+};
+
+export type ViewDealOverview = {
+  /** Each part's answer under its name (null when an optional part failed); `fields=` cuts it down. */
+  data: {
+    /** The answer of `GET /deals/DealInfo/getDealInfo/` (deals.deal.info). */
+    deal?: unknown;
+    /** Optional (null when it failed): the answer of `GET /deals/SearchAdvisors/getListAdvisors/` (deals.advisors.list). */
+    advisors?: unknown;
+    /** Optional (null when it failed): the answer of `GET /deals/SearchCompanies/getListCompanies/` (deals.companies.list). */
+    companies?: unknown;
+    /** Optional (null when it failed): the answer of `GET /company/companies/{id}` (company.companies.get). */
+    target?: unknown;
+  };
+  parts: {
+    deal: ViewPartReport;
+    advisors: ViewPartReport;
+    companies: ViewPartReport;
+    target: ViewPartReport;
+  };
+  /** Every part answered (also the `x-atrium-complete` header). */
+  complete: boolean;
+};
+
+/**
+ * How one part was served.
+ */
+export type ViewPartReport = {
+  /** The part's HTTP status, as a direct call would get it. */
+  status: number;
+  /** X-Cache of the part. */
+  cache?: "HIT" | "MISS" | "STALE" | "COALESCED" | "BYPASS";
+  /** Age of a cached answer. */
+  ageSeconds?: number;
+  durationMs: number;
+  error?: ErrorBody;
+};
+
+export type ViewSeriesOverview = {
+  /** Each part's answer under its name (null when an optional part failed); `fields=` cuts it down. */
+  data: {
+    /** The answer of `GET /macro/series/{id}/data` (macro.series.data). */
+    data?: unknown;
+    /** The answer of `GET /macro/series/{id}/metadata` (macro.series.metadata). */
+    metadata?: unknown;
+    /** Optional (null when it failed): the answer of `GET /macro/releases/series/{id}` (macro.releases.series). */
+    releases?: unknown;
+  };
+  parts: {
+    data: ViewPartReport;
+    metadata: ViewPartReport;
+    releases: ViewPartReport;
+  };
+  /** Every part answered (also the `x-atrium-complete` header). */
+  complete: boolean;
+};
+
 /** Every operation: its parameters and the body of its successful answer. */
 export interface Operations {
   /**
@@ -3149,6 +3229,86 @@ export interface Operations {
     };
     response: unknown;
   };
+  /**
+   * GET /views/company-overview
+   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and recent deals in its country.
+   */
+  "views.company-overview": {
+    params: {
+      query: {
+        /** Company id of the company data interface. */
+        id: number;
+        /** Keep only these paths of `data` (dotted, `[]` for arrays), e.g. `company.data.items[].companyName`. */
+        fields?: string;
+        /** The view's deadline in ms (at most the gateway's maximum); parts still running then are reported as 504. */
+        timeoutMs?: number;
+        [param: string]: QueryValue;
+      };
+    };
+    response: ViewCompanyOverview;
+  };
+  /**
+   * GET /views/deal-overview
+   * A deal screen: the deal, its advisors, the target company as the deal interface lists it, and the target's details from the company data interface.
+   */
+  "views.deal-overview": {
+    params: {
+      query: {
+        /** Deal id of the deal interface. */
+        id: number;
+        /** Keep only these paths of `data` (dotted, `[]` for arrays), e.g. `company.data.items[].companyName`. */
+        fields?: string;
+        /** The view's deadline in ms (at most the gateway's maximum); parts still running then are reported as 504. */
+        timeoutMs?: number;
+        [param: string]: QueryValue;
+      };
+    };
+    response: ViewDealOverview;
+  };
+  /**
+   * GET /views
+   */
+  "views.list": {
+    params: {
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /views/{name}
+   * Any view by name (GET /views lists them); the view operations below are the typed form.
+   */
+  "views.run": {
+    params: {
+      path: {
+        name: string | number;
+      };
+      query?: {
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
+  /**
+   * GET /views/series-overview
+   * A macroeconomic series screen, its data points, its metadata and its release schedule.
+   */
+  "views.series-overview": {
+    params: {
+      query: {
+        /** Series id of the macroeconomic interface. */
+        id: string;
+        /** Keep only these paths of `data` (dotted, `[]` for arrays), e.g. `company.data.items[].companyName`. */
+        fields?: string;
+        /** The view's deadline in ms (at most the gateway's maximum); parts still running then are reported as 504. */
+        timeoutMs?: number;
+        [param: string]: QueryValue;
+      };
+    };
+    response: ViewSeriesOverview;
+  };
 }
 
 /** How to call each operation. */
@@ -3316,6 +3476,11 @@ export const OPERATIONS = {
   "news.logoutPost": { method: "POST", path: "/news/Auth/logout" },
   "news.userGet": { method: "GET", path: "/news/Auth/getUserData" },
   "news.userPost": { method: "POST", path: "/news/Auth/getUserData" },
+  "views.company-overview": { method: "GET", path: "/views/company-overview" },
+  "views.deal-overview": { method: "GET", path: "/views/deal-overview" },
+  "views.list": { method: "GET", path: "/views" },
+  "views.run": { method: "GET", path: "/views/{name}" },
+  "views.series-overview": { method: "GET", path: "/views/series-overview" },
 } as const satisfies Record<keyof Operations, OperationInfo>;
 
 export type OperationId = keyof Operations;
@@ -4768,6 +4933,49 @@ export class AtriumClient extends AtriumClientBase<Operations> {
    */
   newsUserPost(params: Operations["news.userPost"]['params'] = {}, options?: RequestOptions) {
     return this.call("news.userPost", params, options);
+  }
+
+  /**
+   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and recent deals in its country.
+   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and recent deals in its country.
+   * `GET /views/company-overview`
+   */
+  viewsCompanyOverview(params: Operations["views.company-overview"]['params'], options?: RequestOptions) {
+    return this.call("views.company-overview", params, options);
+  }
+
+  /**
+   * A deal screen: the deal, its advisors, the target company as the deal interface lists it, and the target's details from the company data interface.
+   * A deal screen: the deal, its advisors, the target company as the deal interface lists it, and the target's details from the company data interface.
+   * `GET /views/deal-overview`
+   */
+  viewsDealOverview(params: Operations["views.deal-overview"]['params'], options?: RequestOptions) {
+    return this.call("views.deal-overview", params, options);
+  }
+
+  /**
+   * views.list
+   * `GET /views`
+   */
+  viewsList(params: Operations["views.list"]['params'] = {}, options?: RequestOptions) {
+    return this.call("views.list", params, options);
+  }
+
+  /**
+   * Any view by name (GET /views lists them); the view operations below are the typed form.
+   * `GET /views/{name}`
+   */
+  viewsRun(params: Operations["views.run"]['params'], options?: RequestOptions) {
+    return this.call("views.run", params, options);
+  }
+
+  /**
+   * A macroeconomic series screen, its data points, its metadata and its release schedule.
+   * A macroeconomic series screen, its data points, its metadata and its release schedule.
+   * `GET /views/series-overview`
+   */
+  viewsSeriesOverview(params: Operations["views.series-overview"]['params'], options?: RequestOptions) {
+    return this.call("views.series-overview", params, options);
   }
 
 }

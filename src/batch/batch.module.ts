@@ -1,7 +1,13 @@
 import { Module } from '@nestjs/common';
+import { RouteCallsModule } from '../route-calls/route-calls.module.js';
 import { BatchController } from './batch.controller.js';
 import { BatchService } from './batch.service.js';
 
 /** `POST /batch` (README "Batch calls"). */
-@Module({ controllers: [BatchController], providers: [BatchService], exports: [BatchService] })
+@Module({
+  imports: [RouteCallsModule],
+  controllers: [BatchController],
+  providers: [BatchService],
+  exports: [BatchService],
+})
 export class BatchModule {}

@@ -1,12 +1,11 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance } from 'fastify';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { buildEnvelope } from '../core/errors/error-envelope.js';
 import { ErrorShapeRegistry } from '../core/errors/error-shape.registry.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import type { RouteDefinition } from '../proxy/pipeline.types.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { ROUTE_CALLER, type RouteCaller } from '../route-calls/route-caller.js';
 import type { BatchCall, BatchItem } from './batch-request.js';
 import { canonicalItemUrl, readItemPath, type ItemPath } from './item-path.js';
 import { RouteMatcher } from './route-matcher.js';
@@ -76,18 +75,17 @@ export function decodeBody(
 }
 
 /**
- * Runs a batch's GET items in parallel through the whole gateway stack with `fastify.inject` and the
+ * Runs a batch's GET items in parallel through the whole gateway stack (the RouteCaller port) with the
  * caller's key: the same guard (auth, permission per item), consumer quota, validation pipes, pipeline
- * (cache, coalescing, budget, retries) and error envelopes as a direct call, with no socket in between.
+ * (cache, coalescing, budget, retries) and error envelopes as a direct call.
  */
 @Injectable()
 export class BatchService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Batch');
   private matcher = new RouteMatcher([]);
-  private fastify?: FastifyInstance;
 
   constructor(
-    private readonly adapterHost: HttpAdapterHost,
+    @Inject(ROUTE_CALLER) private readonly caller: RouteCaller,
     private readonly proxy: ProxyService,
     private readonly shapes: ErrorShapeRegistry,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
@@ -96,7 +94,6 @@ export class BatchService implements OnApplicationBootstrap {
   /** Upstream modules register in their onModuleInit; by bootstrap every route table is known. */
   onApplicationBootstrap(): void {
     this.matcher = new RouteMatcher(this.proxy.all().map((u) => u.def));
-    this.fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
   }
 
   get limits(): { maxItems: number; timeoutMs: number } {
@@ -195,17 +192,16 @@ export class BatchService implements OnApplicationBootstrap {
       this.errorItem(item, requestId, err, true, started, route?.id);
     if (plan.refusal) return refuse(plan.refusal);
 
-    const headers: Record<string, string> = {
-      'x-api-key': caller.key,
-      'x-request-id': requestId,
-      accept: item.headers.accept ?? 'application/json',
-    };
-    const lang = item.headers['accept-language'] ?? caller.acceptLanguage;
-    if (lang) headers['accept-language'] = lang;
-    if (item.headers['cache-control']) headers['cache-control'] = item.headers['cache-control'];
-
     try {
-      const res = await this.fastify!.inject({ method: 'GET', url: plan.url, headers, signal });
+      const res = await this.caller.call(caller, {
+        route: plan.route,
+        url: plan.url,
+        requestId,
+        accept: item.headers.accept,
+        acceptLanguage: item.headers['accept-language'],
+        cacheControl: item.headers['cache-control'],
+        signal,
+      });
       const out: Record<string, string> = {};
       for (const name of NOTE_HEADERS) {
         const v = headerValue(res.headers[name]);
@@ -217,9 +213,9 @@ export class BatchService implements OnApplicationBootstrap {
         id: item.id,
         route: plan.route.id,
         completed: true,
-        status: res.statusCode,
+        status: res.status,
         headers: out,
-        ...decodeBody(res.rawPayload, out['content-type']),
+        ...decodeBody(res.body, out['content-type']),
         durationMs: Math.round(performance.now() - started),
       };
     } catch (e) {

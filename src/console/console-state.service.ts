@@ -1,12 +1,13 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { ATRIUM_CONFIG, UPSTREAM_NAMES, type AtriumConfig } from '../config/atrium-config.js';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
 import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
 import { ReadinessService, type UpstreamReadiness } from '../health/readiness.service.js';
 import { METRICS_REGISTRY } from '../metrics/metrics.tokens.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { ViewsService, type ViewStats } from '../views/views.service.js';
 import { RecentErrors, type ConsumerRejections, type ErrorEvent } from './recent-errors.service.js';
 
 /** Metric names this console reads (COMMON contracts; each belongs to the issue that registers it). */
@@ -90,6 +91,8 @@ export interface ConsoleState {
   windowSeconds: number;
   upstreams: UpstreamState[];
   consumers: ConsumerState[];
+  /** The composite views in force, with their calls since start (complete, partial, failed, 304). */
+  views: ViewStats[];
   /** Which metric families were found: the page says "n/a" for the others. */
   metrics: Record<keyof typeof CONSOLE_METRICS, boolean>;
 }
@@ -145,6 +148,7 @@ export class ConsoleStateService {
     private readonly readinessService: ReadinessService,
     private readonly proxy: ProxyService,
     private readonly errors: RecentErrors,
+    private readonly views: ViewsService,
   ) {}
 
   private async values(name: string): Promise<Values | undefined> {
@@ -246,11 +250,11 @@ export class ConsoleStateService {
     };
     const facts = new Map<string, UpstreamReadiness>((report?.upstreams ?? []).map((u) => [u.name, u]));
 
-    const names = [...UPSTREAM_NAMES, ...this.proxy.all().map((u) => u.def.name)].filter(
+    const names = [...Object.keys(this.config.upstreams), ...this.proxy.all().map((u) => u.def.name)].filter(
       (n, i, all) => all.indexOf(n) === i,
     );
     const upstreams = names.map((name): UpstreamState => {
-      const cfg = this.config.upstreams[name as keyof AtriumConfig['upstreams']];
+      const cfg = this.config.upstreams[name];
       const reg = this.proxy.upstream(name);
       const f = facts.get(name);
       const bucket = (f?.bucket ?? undefined) as Record<string, unknown> | undefined;
@@ -352,6 +356,7 @@ export class ConsoleStateService {
       windowSeconds,
       upstreams,
       consumers,
+      views: this.views.stats(),
       metrics: Object.fromEntries(
         Object.entries(CONSOLE_METRICS).map(([k, name]) => [
           k,

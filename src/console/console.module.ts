@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RouteMatcher } from '../batch/route-matcher.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { ViewsModule } from '../views/views.module.js';
 import { CONSOLE_PAGE, loadConsolePage } from './console-page.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { ConsoleController } from './console.controller.js';
@@ -11,6 +12,7 @@ import { RecentErrors } from './recent-errors.service.js';
 
 /** The operator console at `/console` (README "Operator console"). */
 @Module({
+  imports: [ViewsModule],
   controllers: [ConsoleController],
   providers: [
     ConsoleStateService,

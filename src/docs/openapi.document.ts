@@ -5,6 +5,8 @@ import { ERROR_RESPONSES, errorComponents } from './openapi-errors.js';
 import { API_VERSION, DESCRIPTION } from './openapi-info.js';
 import { ROUTE_EXTENSION, type RouteExtension } from './route-docs.decorators.js';
 import { SCHEMA_NAME_MARKER } from './schema-name.js';
+import { addViewOperations } from '../views/view-docs.js';
+import { ViewsRegistry } from '../views/views.registry.js';
 
 // Assembly: the scanned document completed document-wide. What it adds (security, headers, errors, the
 // overview) lives in openapi-components.ts, openapi-errors.ts and openapi-info.ts.
@@ -72,7 +74,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     // Untagged hand-written controllers are tagged by their path (their upstream's tag under its prefix).
     { autoTagControllers: false },
   );
-  return finalizeDocument(scanned);
+  // The views in force when the document is built (views are data: a reload is in /docs after a restart).
+  const views = app.get(ViewsRegistry, { strict: false }).all();
+  return addViewOperations(finalizeDocument(scanned), views, CONSUMER_SECURITY);
 }
 
 export function finalizeDocument(scanned: OpenAPIObject): OpenAPIObject {

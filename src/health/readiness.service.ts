@@ -95,7 +95,7 @@ export class ReadinessService implements BeforeApplicationShutdown {
           name: def.name,
           degraded: false,
           reachable: probe.ok,
-          sandbox: this.config.upstreams[def.name as keyof AtriumConfig['upstreams']]?.sandbox ?? false,
+          sandbox: this.config.upstreams[def.name]?.sandbox ?? false,
           latencyMs: probe.ms,
         };
         if (probe.error) out.error = probe.error;

@@ -34,9 +34,56 @@ export type UpstreamCallRecorder = (
   requestId: string,
 ) => void;
 
-interface RequestSeries {
-  count: CounterHandle;
-  duration: HistogramHandle;
+/** `X-Cache` outcomes as metric labels; anything else (no cache stage) is `none`. */
+const CACHE_LABELS = ['none', 'hit', 'miss', 'stale', 'coalesced', 'bypass'] as const;
+const CACHE_INDEX: Readonly<Record<string, number>> = {
+  HIT: 1,
+  MISS: 2,
+  STALE: 3,
+  COALESCED: 4,
+  BYPASS: 5,
+} satisfies Record<Uppercase<Exclude<(typeof CACHE_LABELS)[number], 'none'>>, number>;
+/** Status classes as statusClass() names them, by hundreds (index 0: no answer). */
+const CLASS_LABELS = ['none', '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+
+/** The series of one route: handles bound on first use per status class and cache outcome. */
+export class RouteSeries {
+  private readonly counts: Array<CounterHandle | undefined> = [];
+  private readonly durations: Array<HistogramHandle | undefined> = [];
+
+  constructor(
+    private readonly requests: FastCounter,
+    private readonly requestDuration: FastHistogram,
+    readonly upstream: string,
+    readonly route: string,
+    private readonly own: HistogramHandle,
+  ) {}
+
+  observe(status: number, cache: string | undefined, totalMs: number, upstreamMs: number | undefined): void {
+    const ci = cache === undefined ? 0 : (CACHE_INDEX[cache] ?? -1);
+    // An unknown outcome keeps its own (lower-cased) label, as before: rare, so the slow path.
+    const cacheLabel = ci >= 0 ? CACHE_LABELS[ci] : cache!.toLowerCase();
+    const si = status >= 100 && status < 600 ? Math.floor(status / 100) : 0;
+    if (ci < 0) {
+      this.requests.labels(this.upstream, this.route, CLASS_LABELS[si], cacheLabel).inc();
+      this.requestDuration.labels(this.upstream, this.route, cacheLabel).observe(totalMs / 1000);
+    } else {
+      const slot = ci * CLASS_LABELS.length + si;
+      let count = this.counts[slot];
+      if (count === undefined) {
+        count = this.requests.labels(this.upstream, this.route, CLASS_LABELS[si], cacheLabel);
+        this.counts[slot] = count;
+      }
+      count.inc();
+      let duration = this.durations[ci];
+      if (duration === undefined) {
+        duration = this.requestDuration.labels(this.upstream, this.route, cacheLabel);
+        this.durations[ci] = duration;
+      }
+      duration.observe(totalMs / 1000);
+    }
+    this.own.observe(Math.max(0, totalMs - (upstreamMs ?? 0)) / 1000);
+  }
 }
 
 /**
@@ -55,7 +102,7 @@ export class GatewayMetrics {
   private readonly keyEchoScrubs: FastCounter;
   private readonly consumerRequests: FastCounter;
 
-  private readonly requestSeries = new Map<string, RequestSeries>();
+  private readonly routeSeriesByKey = new Map<string, RouteSeries>();
   private readonly gatewaySeries = new Map<string, HistogramHandle>();
   private readonly consumerSeries = new Map<string, CounterHandle>();
 
@@ -110,30 +157,28 @@ export class GatewayMetrics {
     );
   }
 
+  /**
+   * The request series of one route, bound once (the RequestObserver keeps it with the route): a request
+   * then indexes two small arrays by status class and cache outcome, no label string built, no Map lookup.
+   */
+  routeSeries(upstream: string, route: string): RouteSeries {
+    const key = `${upstream}\u0000${route}`;
+    let s = this.routeSeriesByKey.get(key);
+    if (!s) {
+      let own = this.gatewaySeries.get(upstream);
+      if (!own) {
+        own = this.gatewayDuration.labels(upstream);
+        this.gatewaySeries.set(upstream, own);
+      }
+      s = new RouteSeries(this.requests, this.requestDuration, upstream, route, own);
+      this.routeSeriesByKey.set(key, s);
+    }
+    return s;
+  }
+
   /** One answered request (called once per response by the RequestObserver). */
-  observeRequest(r: ObservedRequest): void {
-    const cache = r.cache ? r.cache.toLowerCase() : 'none';
-    const cls = statusClass(r.status);
-    const key = `${r.upstream}\u0000${r.route}\u0000${cls}\u0000${cache}`;
-    let series = this.requestSeries.get(key);
-    if (!series) {
-      series = {
-        count: this.requests.labels(r.upstream, r.route, cls, cache),
-        duration: this.requestDuration.labels(r.upstream, r.route, cache),
-      };
-      this.requestSeries.set(key, series);
-    }
-    series.count.inc();
-    const seconds = r.totalMs / 1000;
-    series.duration.observe(seconds);
-
-    let own = this.gatewaySeries.get(r.upstream);
-    if (!own) {
-      own = this.gatewayDuration.labels(r.upstream);
-      this.gatewaySeries.set(r.upstream, own);
-    }
-    own.observe(Math.max(0, r.totalMs - (r.upstreamMs ?? 0)) / 1000);
-
+  observeRequest(r: ObservedRequest, series = this.routeSeries(r.upstream, r.route)): void {
+    series.observe(r.status, r.cache, r.totalMs, r.upstreamMs);
     if (r.consumer !== undefined) {
       const ckey = `${r.consumer}\u0000${r.upstream}`;
       let c = this.consumerSeries.get(ckey);

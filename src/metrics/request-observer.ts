@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RequestLogger } from '../core/logging/request-log.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
-import { GatewayMetrics, NO_UPSTREAM } from './gateway-metrics.js';
+import { GatewayMetrics, NO_UPSTREAM, type RouteSeries } from './gateway-metrics.js';
 import { UpstreamTimings } from './upstream-timings.js';
 
 const MAX_LOGGED_PATH = 256;
@@ -20,6 +20,7 @@ function round1(ms: number): number {
 @Injectable()
 export class RequestObserver {
   private installed = false;
+  private readonly series = new WeakMap<object, RouteSeries>();
 
   constructor(
     private readonly metrics: GatewayMetrics,
@@ -59,7 +60,14 @@ export class RequestObserver {
     // The registered pattern (`/health/ready`), never the raw path, for the gateway's own endpoints.
     const route = atrium ? atrium.routeId : (routeOptions.url ?? 'unmatched');
 
-    this.metrics.observeRequest({ upstream, route, status, cache, totalMs, upstreamMs, consumer });
+    // The route's series are bound once, keyed by its (stable) Fastify config object.
+    const config = routeOptions.config as object | undefined;
+    let series = config ? this.series.get(config) : undefined;
+    if (!series || series.route !== route || series.upstream !== upstream) {
+      series = this.metrics.routeSeries(upstream, route);
+      if (config) this.series.set(config, series);
+    }
+    this.metrics.observeRequest({ upstream, route, status, cache, totalMs, upstreamMs, consumer }, series);
 
     if (!this.log.enabled) return;
     const url = req.url;

@@ -15,18 +15,19 @@ export interface UpstreamMetricsStageOptions {
 export function upstreamMetricsStage(opts: UpstreamMetricsStageOptions): Stage {
   if (typeof opts.record !== 'function') throw new Error('upstreamMetricsStage: record must be a function');
   const { record } = opts;
-  return (next) => async (req) => {
+  // `.then` on the next handler's promise: no async wrapper of this stage's own.
+  return (next) => (req) => {
     const started = performance.now();
-    let status: number | undefined;
-    try {
-      const res = await next(req);
-      status = res.status;
-      return res;
-    } catch (err) {
-      if (err instanceof GatewayError) status = err.upstreamStatus;
-      throw err;
-    } finally {
-      record(req.route.id, status, performance.now() - started, req.requestId);
-    }
+    return next(req).then(
+      (res) => {
+        record(req.route.id, res.status, performance.now() - started, req.requestId);
+        return res;
+      },
+      (err: unknown) => {
+        const status = err instanceof GatewayError ? err.upstreamStatus : undefined;
+        record(req.route.id, status, performance.now() - started, req.requestId);
+        throw err;
+      },
+    );
   };
 }

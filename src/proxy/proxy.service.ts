@@ -12,6 +12,7 @@ import {
   type PipelineSettings,
 } from './pipeline.factory.js';
 import { buildProxyRequest, compileRoute, type CompiledRoute } from './request-builder.js';
+import { selectResponseFields, takeFieldSelection } from './response-fields.js';
 import { UndiciTransport } from './transport/undici.transport.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 
@@ -76,7 +77,10 @@ export class ProxyService implements OnApplicationShutdown {
     if (!compiled) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
     const consumer = req.consumer;
     if (!consumer) throw new GatewayError('UNAUTHENTICATED');
-    return compiled.handler(buildProxyRequest(compiled, req, consumer));
+    const proxyReq = buildProxyRequest(compiled, req, consumer);
+    const fields = takeFieldSelection(proxyReq);
+    const res = await compiled.handler(proxyReq);
+    return fields ? selectResponseFields(res, fields) : res;
   }
 
   /**

@@ -7,8 +7,8 @@ import type {
 import type { TransportOptions } from './transport/undici.transport.js';
 
 /**
- * Everything the generic proxy needs to know about one upstream interface. Each upstream module builds
- * one from its route table, credentials strategy and error mapper; the proxy itself knows no vendor.
+ * Everything the generic proxy needs to know about one upstream interface, built from an upstream's
+ * declaration (src/upstreams) and its config; the proxy itself knows no vendor.
  */
 export interface UpstreamDefinition {
   /** `macro`: metric label, consumer permission name. */
@@ -30,4 +30,6 @@ export interface UpstreamDefinition {
   readonly timeoutMs: number;
   /** Vendor conventions applied to every built request before the pipeline (e.g. how XML is asked for). */
   readonly shapeRequest?: (req: ProxyRequest) => void;
+  /** Facts `/health/ready` shows for this upstream beside its probe (e.g. a login step's session state). */
+  readonly readinessFacts?: () => Record<string, unknown>;
 }

@@ -98,4 +98,16 @@ describe('bench harness (smoke)', () => {
     expect(ids).toEqual(expect.arrayContaining(['miss-cpu', 'miss-rps', 'burst', 'hit-cpu']));
     for (const t of result.targets) expect([true, false, null]).toContain(t.met);
   });
+
+  it('records how busy other processes kept the cores, and says whether the run was quiet', () => {
+    const result = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
+    expect(result.background).toEqual({
+      meanOtherCores: expect.any(Number),
+      maxOtherCores: expect.any(Number),
+      limitCores: 0.3,
+      quiet: result.background.meanOtherCores <= 0.3,
+    });
+    expect(result.background.maxOtherCores).toBeGreaterThanOrEqual(result.background.meanOtherCores);
+    expect(output).toMatch(/other processes kept [\d.]+ cores busy on average/);
+  });
 });

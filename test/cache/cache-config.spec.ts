@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig, parseTtlOverrides } from '../../src/config/atrium-config.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 
 const BASE = Object.fromEntries(
   ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS'].flatMap((n) => [
@@ -25,7 +26,7 @@ describe('cache configuration', () => {
   });
 
   it('has defaults, and names the variable (never the value) when one is wrong', () => {
-    const c = loadConfig(BASE);
+    const c = loadConfig(BASE, UPSTREAMS);
     expect(c.cache).toEqual({
       maxBytes: 128 * 1024 * 1024,
       maxEntryBytes: 10 * 1024 * 1024,
@@ -40,12 +41,15 @@ describe('cache configuration', () => {
     const secret = 'short-secret';
     let message = '';
     try {
-      loadConfig({
-        ...BASE,
-        ATRIUM_CACHE_TTL_OVERRIDES: 'feeds=soon',
-        ATRIUM_ADMIN_TOKEN: 'short',
-        ATRIUM_CACHE_REDIS_TIMEOUT_MS: secret,
-      });
+      loadConfig(
+        {
+          ...BASE,
+          ATRIUM_CACHE_TTL_OVERRIDES: 'feeds=soon',
+          ATRIUM_ADMIN_TOKEN: 'short',
+          ATRIUM_CACHE_REDIS_TIMEOUT_MS: secret,
+        },
+        UPSTREAMS,
+      );
     } catch (e) {
       expect(e).toBeInstanceOf(ConfigError);
       message = (e as Error).message;

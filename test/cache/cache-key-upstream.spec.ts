@@ -10,33 +10,29 @@ import type { ProxyRequest, RouteDefinition } from '../../src/proxy/pipeline.typ
 import { buildProxyRequest, compileRoute } from '../../src/proxy/request-builder.js';
 import { credentialsStage } from '../../src/proxy/stages/credentials.stage.js';
 import type { UpstreamDefinition } from '../../src/proxy/upstream-definition.js';
-import { companyDefinition } from '../../src/upstreams/company/company.module.js';
-import { dealsDefinition } from '../../src/upstreams/deals/deals.module.js';
-import { documentsDefinition } from '../../src/upstreams/documents/documents.module.js';
-import { macroDefinition } from '../../src/upstreams/macro/macro.module.js';
+import { upstreamDefinitionOf } from '../../src/upstreams/upstream-declaration.js';
 import { testConsumer } from '../helpers/consumers.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 
 // Issue 12 item 4: a route's cache key is derived from what is sent upstream. Over every GET route of the
 // four route tables: two requests that reach the upstream differently never share a key, and two that reach
 // it identically do.
 
-const config = loadConfig({
-  UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9',
-  UPSTREAM_MACRO_TOKEN: 'sbx_macro_key_prop_0001',
-  UPSTREAM_COMPANY_BASE_URL: 'http://127.0.0.1:9',
-  UPSTREAM_COMPANY_TOKEN: 'sbx_company_key_prop_0001',
-  UPSTREAM_DOCUMENTS_BASE_URL: 'http://127.0.0.1:9',
-  UPSTREAM_DOCUMENTS_TOKEN: 'sbx_documents_key_prop_0001',
-  UPSTREAM_DEALS_BASE_URL: 'http://127.0.0.1:9',
-  UPSTREAM_DEALS_TOKEN: 'sbx_deals_key_prop_0001',
-});
+const config = loadConfig(
+  {
+    UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9',
+    UPSTREAM_MACRO_TOKEN: 'sbx_macro_key_prop_0001',
+    UPSTREAM_COMPANY_BASE_URL: 'http://127.0.0.1:9',
+    UPSTREAM_COMPANY_TOKEN: 'sbx_company_key_prop_0001',
+    UPSTREAM_DOCUMENTS_BASE_URL: 'http://127.0.0.1:9',
+    UPSTREAM_DOCUMENTS_TOKEN: 'sbx_documents_key_prop_0001',
+    UPSTREAM_DEALS_BASE_URL: 'http://127.0.0.1:9',
+    UPSTREAM_DEALS_TOKEN: 'sbx_deals_key_prop_0001',
+  },
+  UPSTREAMS,
+);
 const redactor = new SecretRedactor();
-const DEFS: UpstreamDefinition[] = [
-  macroDefinition(config),
-  companyDefinition(config),
-  documentsDefinition(config, redactor),
-  dealsDefinition(config, redactor),
-];
+const DEFS: UpstreamDefinition[] = UPSTREAMS.map((u) => upstreamDefinitionOf(u, config, { redactor }));
 const GET_ROUTES: Array<{ def: UpstreamDefinition; route: RouteDefinition }> = DEFS.flatMap((def) =>
   def.routes.filter((route) => route.method === 'GET').map((route) => ({ def, route })),
 );

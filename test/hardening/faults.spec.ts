@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { UpstreamName } from '../../src/config/atrium-config.js';
+import type { UpstreamName } from '../../src/upstreams/index.js';
 import { ProxyService } from '../../src/proxy/proxy.service.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { startGateway, type GatewayHandle } from '../helpers/gateway.js';

@@ -5,12 +5,13 @@ import { Test } from '@nestjs/testing';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import { AppModule } from '../../src/app.module.js';
-import { loadConfig, type AtriumConfig, type UpstreamName } from '../../src/config/atrium-config.js';
+import { loadConfig, type AtriumConfig } from '../../src/config/atrium-config.js';
 import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
 import type { Consumer } from '../../src/core/auth/consumer.js';
 import { createLogger } from '../../src/core/logging/logger.factory.js';
 import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
 import { recordEnvSecrets } from '../observability/log-capture.js';
+import { UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from '../../src/upstreams/index.js';
 
 export interface GatewayHandle {
   app: NestFastifyApplication;
@@ -38,13 +39,17 @@ export interface StartGatewayOptions {
 export async function startGateway(opts: StartGatewayOptions): Promise<GatewayHandle> {
   // Upstreams a test does not use point at the discard port: configured, never called.
   const unused: Record<string, string> = {};
-  for (const name of ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS'])
+  for (const name of UPSTREAM_NAMES.map((n) => n.toUpperCase()))
     if (!opts.env[`UPSTREAM_${name}_BASE_URL`]) {
       unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
       unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
     }
   recordEnvSecrets(opts.env);
-  const loaded = loadConfig({ PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env }, opts.sandboxed ?? []);
+  const loaded = loadConfig(
+    { PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env },
+    UPSTREAMS,
+    opts.sandboxed ?? [],
+  );
   const config = opts.adjustConfig ? opts.adjustConfig(loaded) : loaded;
   // As in main.ts: one pino logger for Nest and the request lines (under Jest it writes to the log capture).
   const logger = createLogger({ level: config.logLevel });

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { UpstreamName } from '../../src/config/atrium-config.js';
 import type { Consumer } from '../../src/core/auth/consumer.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
+import { UPSTREAM_NAMES, type UpstreamName } from '../../src/upstreams/index.js';
 import type { TestConsumer } from './consumers.js';
 import {
   http,
@@ -192,7 +192,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
       );
       // As startGateway does in-process: upstreams a test does not use point at the discard port.
       const unused: Record<string, string> = {};
-      for (const name of ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS'])
+      for (const name of UPSTREAM_NAMES.map((n) => n.toUpperCase()))
         if (!defined[`UPSTREAM_${name}_BASE_URL`]) {
           unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
           unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';

@@ -1,4 +1,3 @@
-import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../src/app.module.js';
@@ -6,18 +5,17 @@ import { loadConfig } from '../../src/config/atrium-config.js';
 import { configureApp, createAdapter, NEST_APP_OPTIONS } from '../../src/configure-app.js';
 import { overrideDefaultLogDestination } from '../../src/core/logging/log-destination.js';
 import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
-import { ProxyService } from '../../src/proxy/proxy.service.js';
-import { createUpstreamController } from '../../src/proxy/upstream-controller.factory.js';
-import type { UpstreamDefinition } from '../../src/proxy/upstream-definition.js';
 import { FakeUpstream } from '../../src/sandbox/fake-upstream.js';
 import { QueryTokenCredentials } from '../../src/upstreams/shared/static-token.credentials.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
+import { defineUpstream } from '../../src/upstreams/upstream-declaration.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http } from '../helpers/gateway.js';
 import { captureDestination } from './log-capture.js';
 import { parsePrometheusText, sum } from './prometheus-text.js';
 
 /**
- * Metrics, logs and docs are built over whatever upstream modules are registered. This stand-in is shaped
+ * Metrics, logs and docs are built over whatever upstreams are declared. This stand-in is shaped
  * like the EMIS interfaces (issue 7): two prefixes (an alias), the vendor's casing and trailing slashes, a
  * file route and a GET with a side effect; no line of the observability code knows it.
  */
@@ -29,51 +27,17 @@ const ROUTES = [
   { id: 'stand.items.get', method: 'GET', path: '/Items/{item_id}/', family: 'items', cacheTtlMs: 60_000 },
 ] as const satisfies readonly RouteDefinition[];
 
-const StandController = createUpstreamController({
+/** A fifth upstream, declared as data like the four: the gateway needs nothing else to serve it. */
+const standUpstream = defineUpstream({
   name: 'stand',
+  title: 'the stand-in service',
   prefixes: ['stand', 'alias'],
   routes: ROUTES,
+  errorMapper: { read: () => ({}) },
+  config: { credentials: 'token' },
+  credentials: (u) => new QueryTokenCredentials('token', u.token!),
 });
-
-const STAND_DEFINITION = Symbol('StandDefinition');
-
-@Module({
-  controllers: [StandController],
-  providers: [
-    {
-      provide: STAND_DEFINITION,
-      useFactory: (): UpstreamDefinition => ({
-        name: 'stand',
-        title: 'the stand-in service',
-        prefixes: ['stand', 'alias'],
-        routes: ROUTES,
-        errorMapper: { read: () => ({}) },
-        credentials: new QueryTokenCredentials('token', TOKEN),
-        timeoutMs: 2000,
-        transport: {
-          baseUrl: fakeUrl,
-          connections: 4,
-          keepAliveTimeoutMs: 1000,
-          connectTimeoutMs: 1000,
-          headersTimeoutMs: 2000,
-          bodyTimeoutMs: 2000,
-          maxResponseBytes: 1024 * 1024,
-        },
-      }),
-    },
-  ],
-})
-class StandModule implements OnModuleInit {
-  constructor(
-    private readonly proxy: ProxyService,
-    @Inject(STAND_DEFINITION) private readonly def: UpstreamDefinition,
-  ) {}
-  onModuleInit(): void {
-    this.proxy.register(this.def);
-  }
-}
-
-let fakeUrl = '';
+const upstreams = [...UPSTREAMS, standUpstream];
 
 describe('observability over any registered upstream module', () => {
   const consumer = testConsumer({ id: 'stand-user', upstreams: new Set(['stand']) });
@@ -90,7 +54,7 @@ describe('observability over any registered upstream module', () => {
           ? { status: 200, headers: { 'content-type': 'application/pdf' }, text: Buffer.from('%PDF-1.4') }
           : { json: { data: { path: req.path } } },
     });
-    fakeUrl = await fake.start();
+    await fake.start();
     const capture = captureDestination();
     overrideDefaultLogDestination({
       write: (l: string) => {
@@ -103,14 +67,17 @@ describe('observability over any registered upstream module', () => {
       env[`UPSTREAM_${n}_BASE_URL`] = 'http://127.0.0.1:9';
       env[`UPSTREAM_${n}_TOKEN`] = 'unused-test-token';
     }
-    // The stand-in gets a configuration namespace like a real upstream (budget, timeouts, limits).
-    const base = loadConfig(env);
-    const config = {
-      ...base,
-      upstreams: { ...base.upstreams, stand: { ...base.upstreams.macro, name: 'stand', baseUrl: fakeUrl } },
-    } as typeof base;
+    // The stand-in has its configuration namespace like a real upstream (budget, timeouts, limits).
+    Object.assign(env, {
+      UPSTREAM_STAND_BASE_URL: fake.url,
+      UPSTREAM_STAND_TOKEN: TOKEN,
+      UPSTREAM_STAND_CONNECTIONS: '4',
+      UPSTREAM_STAND_TIMEOUT_MS: '2000',
+      UPSTREAM_STAND_CONNECT_TIMEOUT_MS: '1000',
+    });
+    const config = loadConfig(env, upstreams);
     const mod = await Test.createTestingModule({
-      imports: [AppModule.forRoot({ config, consumers: [consumer.consumer] }), StandModule],
+      imports: [AppModule.forRoot({ config, consumers: [consumer.consumer], upstreams })],
     }).compile();
     app = mod.createNestApplication<NestFastifyApplication>(createAdapter(config), {
       ...NEST_APP_OPTIONS,

@@ -7,7 +7,9 @@ import {
   unregisterLogRedactor,
 } from '../../src/core/logging/logger.factory.js';
 import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
+import { RequestLogger } from '../../src/core/logging/request-log.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 
 function sink(): {
   stream: Writable & { write: (s: string) => boolean };
@@ -148,22 +150,24 @@ describe('logging configuration', () => {
   };
 
   it('pretty logs only with NODE_ENV=development', () => {
-    expect(loadConfig(env({ NODE_ENV: 'development' })).prettyLogs).toBe(true);
-    expect(loadConfig(env({ NODE_ENV: 'production' })).prettyLogs).toBe(false);
-    expect(loadConfig(env({})).prettyLogs).toBe(false);
+    expect(loadConfig(env({ NODE_ENV: 'development' }), UPSTREAMS).prettyLogs).toBe(true);
+    expect(loadConfig(env({ NODE_ENV: 'production' }), UPSTREAMS).prettyLogs).toBe(false);
+    expect(loadConfig(env({}), UPSTREAMS).prettyLogs).toBe(false);
   });
 
   it('LOG_LEVEL is validated; ATRIUM_METRICS_TOKEN must be long, and errors never print it', () => {
-    expect(() => loadConfig(env({ LOG_LEVEL: 'loud' }))).toThrow(/LOG_LEVEL/);
-    expect(() => loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }))).toThrow(/ATRIUM_METRICS_TOKEN/);
+    expect(() => loadConfig(env({ LOG_LEVEL: 'loud' }), UPSTREAMS)).toThrow(/LOG_LEVEL/);
+    expect(() => loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }), UPSTREAMS)).toThrow(
+      /ATRIUM_METRICS_TOKEN/,
+    );
     try {
-      loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }));
+      loadConfig(env({ ATRIUM_METRICS_TOKEN: 'short-tok' }), UPSTREAMS);
     } catch (e) {
       expect((e as Error).message).not.toContain('short-tok');
     }
-    expect(loadConfig(env({ ATRIUM_METRICS_TOKEN: 'a-long-enough-metrics-token' })).metricsToken).toBe(
-      'a-long-enough-metrics-token',
-    );
+    expect(
+      loadConfig(env({ ATRIUM_METRICS_TOKEN: 'a-long-enough-metrics-token' }), UPSTREAMS).metricsToken,
+    ).toBe('a-long-enough-metrics-token');
   });
 });
 
@@ -186,5 +190,43 @@ describe('censorKeys', () => {
     expect(input.nested.list[0].token).toBe('c');
     const clean = { reqId: 'r', status: 200, route: 'macro.feeds.list' };
     expect(censorKeys(clean)).toBe(clean);
+  });
+});
+
+describe('RequestLogger (the per-request line, fixed fields)', () => {
+  const record = {
+    reqId: 'req "quoted" \\ \u0001 id',
+    method: 'GET',
+    path: '/macro/feeds/ü',
+    route: 'macro.feeds.list',
+    upstream: 'macro',
+    consumer: 'c-1',
+    status: 200,
+    cache: 'HIT',
+    upstreamMs: 1.5,
+    ms: 2.25,
+  };
+
+  it('writes the line pino would write for the same record, without pino serialising it', () => {
+    const ours = sink();
+    const theirs = sink();
+    new RequestLogger(createLogger({ level: 'info', destination: ours.stream })).write(record);
+    createLogger({ level: 'info', destination: theirs.stream }).info(record, 'request');
+    const [a] = ours.lines();
+    const [b] = theirs.lines();
+    expect(typeof a.time).toBe('number');
+    expect({ ...a, time: 0 }).toEqual({ ...b, time: 0 });
+    expect(Object.keys(a)).toEqual(Object.keys(b));
+  });
+
+  it('leaves absent fields out and honours the level', () => {
+    const out = sink();
+    const logger = new RequestLogger(createLogger({ level: 'info', destination: out.stream }));
+    logger.write({ reqId: 'r', method: 'GET', path: '/health/live', status: 200, ms: 0.4 });
+    expect(out.lines()[0]).toEqual(
+      expect.objectContaining({ reqId: 'r', status: 200, ms: 0.4, msg: 'request', level: 'info' }),
+    );
+    expect(Object.keys(out.lines()[0])).not.toContain('consumer');
+    expect(new RequestLogger(createLogger({ level: 'warn', destination: out.stream })).enabled).toBe(false);
   });
 });

@@ -1,17 +1,15 @@
 import { COMPANY_ROUTES } from '../../src/upstreams/company/company.routes.js';
 import { DEALS_ROUTES } from '../../src/upstreams/deals/deals.routes.js';
 import { DOCUMENTS_ROUTES } from '../../src/upstreams/documents/documents.routes.js';
-import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 import { WRITE_METHODS, type RouteDefinition } from '../../src/proxy/pipeline.types.js';
+import { UPSTREAMS, type UpstreamName } from '../../src/upstreams/index.js';
 import { allSpecOperations, specOperations } from '../helpers/spec-operations.js';
 
-/** Route tables under test, one per interface. */
-const TABLES: Record<'macro' | 'company' | 'documents' | 'deals', readonly RouteDefinition[]> = {
-  macro: MACRO_ROUTES,
-  company: COMPANY_ROUTES,
-  documents: DOCUMENTS_ROUTES,
-  deals: DEALS_ROUTES,
-};
+/** Route tables under test: every declared interface's (src/upstreams/index.ts). */
+const TABLES = Object.fromEntries(UPSTREAMS.map((u) => [u.name, u.routes])) as Record<
+  UpstreamName,
+  readonly RouteDefinition[]
+>;
 
 it('the operations fixture lists the 136 operations of the four interfaces, each once', () => {
   const ops = allSpecOperations();

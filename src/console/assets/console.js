@@ -347,6 +347,18 @@
     ]);
   }
 
+  function viewRow(v) {
+    return el('tr', { 'data-view': v.name }, [
+      el('td', { cls: 'id', text: v.name, title: v.description + ' ' + v.exampleUrl }),
+      el('td', { text: String(v.parts) }),
+      el('td', { 'data-field': 'requests', text: String(v.requests) }),
+      el('td', { 'data-field': 'complete', text: String(v.complete) }),
+      el('td', { 'data-field': 'partial', text: String(v.partial) }),
+      el('td', { 'data-field': 'failed', text: String(v.failed) }),
+      el('td', { 'data-field': 'notModified', text: String(v.notModified) }),
+    ]);
+  }
+
   function render(s) {
     var inst = s.instance;
     var status = document.getElementById('status');
@@ -365,6 +377,13 @@
     grid.replaceChildren.apply(grid, s.upstreams.map(upstreamCard));
     var body = document.getElementById('consumers');
     body.replaceChildren.apply(body, s.consumers.map(consumerRow));
+    var views = document.getElementById('views');
+    views.replaceChildren.apply(
+      views,
+      s.views.length
+        ? s.views.map(viewRow)
+        : [el('tr', {}, el('td', { cls: 'na', text: 'no views (ATRIUM_VIEWS_FILE)' }))],
+    );
     var missing = Object.keys(s.metrics).filter(function (k) {
       return !s.metrics[k];
     });

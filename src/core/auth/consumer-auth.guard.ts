@@ -33,9 +33,10 @@ export class ConsumerAuthGuard implements CanActivate {
       return true;
     const req = ctx.switchToHttp().getRequest<FastifyRequest>();
     const key = extractConsumerKey(req);
-    if (!key) throw new GatewayError('UNAUTHENTICATED');
+    if (!key) throw GatewayError.expected('UNAUTHENTICATED');
     const consumer = this.store.authenticate(key);
-    if (!consumer) throw new GatewayError('UNAUTHENTICATED', { message: 'The gateway key is not valid.' });
+    if (!consumer)
+      throw GatewayError.expected('UNAUTHENTICATED', { message: 'The gateway key is not valid.' });
     req.consumer = consumer;
     return true;
   }

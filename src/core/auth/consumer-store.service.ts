@@ -1,9 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Consumer, ConsumerLimit } from './consumer.js';
 
+/** One-shot: no Hash object per call (several times cheaper than createHash on the request path). */
 export function sha256(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
+  return hash('sha256', key, 'buffer');
 }
 
 export class ConsumersFileError extends Error {}

@@ -41,6 +41,37 @@ export class GatewayError extends Error {
     this.parameter = details.parameter;
     this.fromUpstream = details.fromUpstream ?? false;
   }
+
+  /**
+   * An expected, high-rate rejection (consumer quota, upstream cooldown, open breaker, a full fair queue):
+   * the same error without a captured stack trace. Capturing one costs more than the rest of such a
+   * rejection, and its stack says nothing (the code and message do). Built without running the Error
+   * constructor, so no global (`Error.stackTraceLimit`) is touched; `stack` is a fixed line.
+   */
+  static expected(code: ErrorCode, details: Omit<GatewayErrorDetails, 'cause'> = {}): GatewayError {
+    const e = Object.create(GatewayError.prototype) as GatewayError;
+    const message = details.message ?? ERROR_MESSAGE[code];
+    // Own, non-enumerable, as the Error constructor leaves them.
+    Object.defineProperty(e, 'message', { value: message, writable: true, configurable: true });
+    Object.defineProperty(e, 'stack', {
+      value: `GatewayError: ${message}\n    (expected rejection: no stack captured)`,
+      writable: true,
+      configurable: true,
+    });
+    const fields: Omit<GatewayError, keyof Error> & { name: string } = {
+      name: 'GatewayError',
+      code,
+      status: ERROR_STATUS[code],
+      retryable: ERROR_RETRYABLE[code],
+      upstream: details.upstream,
+      upstreamStatus: details.upstreamStatus,
+      upstreamCode: details.upstreamCode,
+      retryAfterSeconds: details.retryAfterSeconds,
+      parameter: details.parameter,
+      fromUpstream: details.fromUpstream ?? false,
+    };
+    return Object.assign(e, fields);
+  }
 }
 
 export function isGatewayError(e: unknown): e is GatewayError {

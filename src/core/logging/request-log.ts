@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { pino, type DestinationStream } from 'pino';
 import { ATRIUM_LOGGER } from './logging.tokens.js';
 import type { AtriumLogger } from './logger.factory.js';
 
@@ -21,16 +22,65 @@ export interface RequestLogRecord {
   ms: number;
 }
 
-/** Writes the per-request line: one object, built once by the caller, no serializers walking the request. */
+/** pino's marker for destinations (multistream) that read the level of each line from the logger. */
+const NEEDS_METADATA = Symbol.for('pino.metadata');
+
+interface LineParts {
+  readonly stream: DestinationStream;
+  /** `,"time":…` as the logger writes it. */
+  readonly time: () => string;
+  /** `,"pid":…,"hostname":"…"` and any other base bindings, already serialised. */
+  readonly bindings: string;
+}
+
+/**
+ * Writes the per-request line with fixed fields, as one string straight to the logger's destination: no
+ * object for pino to serialise, no key-censoring walk (`censorKeys` stays for free-form lines). Safe by
+ * construction: every field is a number or a bounded name, except `reqId` and `path`, which are escaped as
+ * JSON strings (`path` has no query and was scrubbed of known secrets by the caller). The line has the
+ * shape pino gives it (level label, time, pid, hostname, msg), so readers see no difference.
+ */
 @Injectable()
 export class RequestLogger {
-  constructor(@Inject(ATRIUM_LOGGER) private readonly logger: AtriumLogger) {}
+  private readonly parts: LineParts | undefined;
+
+  constructor(@Inject(ATRIUM_LOGGER) private readonly logger: AtriumLogger) {
+    const l = logger as unknown as Record<symbol, unknown>;
+    const stream = l[pino.symbols.streamSym] as (DestinationStream & Record<symbol, unknown>) | undefined;
+    const time = l[pino.symbols.timeSym];
+    const bindings = l[pino.symbols.chindingsSym];
+    // Anything unusual (a multistream, a custom time function's shape unknown): let pino write the line.
+    this.parts =
+      stream && stream[NEEDS_METADATA] !== true && typeof time === 'function' && typeof bindings === 'string'
+        ? { stream, time: time as () => string, bindings }
+        : undefined;
+  }
 
   get enabled(): boolean {
     return this.logger.isLevelEnabled('info');
   }
 
   write(record: RequestLogRecord): void {
-    this.logger.info(record, 'request');
+    const p = this.parts;
+    if (!p) {
+      this.logger.info(record, 'request');
+      return;
+    }
+    let line = '{"level":"info"' + p.time() + p.bindings;
+    line += ',"reqId":' + JSON.stringify(record.reqId);
+    line += ',"method":' + JSON.stringify(record.method);
+    line += ',"path":' + JSON.stringify(record.path);
+    if (record.route !== undefined) line += ',"route":' + JSON.stringify(record.route);
+    if (record.upstream !== undefined) line += ',"upstream":' + JSON.stringify(record.upstream);
+    if (record.consumer !== undefined) line += ',"consumer":' + JSON.stringify(record.consumer);
+    line += ',"status":' + record.status;
+    if (record.cache !== undefined) line += ',"cache":' + JSON.stringify(record.cache);
+    if (record.upstreamMs !== undefined) line += ',"upstreamMs":' + finite(record.upstreamMs);
+    line += ',"ms":' + finite(record.ms) + ',"msg":"request"}\n';
+    p.stream.write(line);
   }
+}
+
+function finite(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
 }

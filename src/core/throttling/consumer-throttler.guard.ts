@@ -142,7 +142,7 @@ export class ConsumerThrottlerGuard extends ThrottlerGuard {
     if (verdict.allowed) return true;
     const access = this.reflector.get<UpstreamAccessMeta | undefined>(UPSTREAM_ACCESS, context.getHandler());
     this.metrics.rateLimited.inc({ upstream: access?.upstream ?? 'gateway', kind: 'consumer' });
-    throw new GatewayError('CONSUMER_RATE_LIMITED', {
+    throw GatewayError.expected('CONSUMER_RATE_LIMITED', {
       retryAfterSeconds: resetSeconds,
       message: `Consumer "${plan.consumer.id}" has used its ${w.limit} requests of the "${w.name}" window; retry in ${resetSeconds} s.`,
     });

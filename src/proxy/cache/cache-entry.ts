@@ -46,7 +46,8 @@ export function entryBytes(e: CacheEntry): number {
 }
 
 export function negativeError(info: NegativeInfo): GatewayError {
-  return new GatewayError(info.code, {
+  // A cached refusal is served at hit rate: no stack.
+  return GatewayError.expected(info.code, {
     message: info.message,
     upstream: info.upstream,
     upstreamStatus: info.upstreamStatus,

@@ -1,6 +1,9 @@
 import { GatewayError } from '../../core/errors/gateway-error.js';
 
-/** The refusals a limiter answers with, worded for the consumer (`title`: "the macroeconomic data service"). */
+/**
+ * The refusals a limiter answers with, worded for the consumer (`title`: "the macroeconomic data service").
+ * Budget, cooldown and breaker refusals come at request rate under load: built without a stack trace.
+ */
 
 /** Whole seconds for a `Retry-After`, at least 1. */
 export function retryAfterSeconds(ms: number): number {
@@ -15,7 +18,7 @@ export function budgetSpentError(
   ratePerSec: number,
 ): GatewayError {
   const seconds = Math.max(1, Math.ceil(costAhead / ratePerSec));
-  return new GatewayError('UPSTREAM_RATE_LIMITED', {
+  return GatewayError.expected('UPSTREAM_RATE_LIMITED', {
     upstream,
     retryAfterSeconds: seconds,
     message: `The gateway's shared budget for ${title} is spent for now; retry in ${seconds} s.`,
@@ -24,7 +27,7 @@ export function budgetSpentError(
 
 export function coolingDownError(upstream: string, title: string, ms: number): GatewayError {
   const seconds = retryAfterSeconds(ms);
-  return new GatewayError('UPSTREAM_RATE_LIMITED', {
+  return GatewayError.expected('UPSTREAM_RATE_LIMITED', {
     upstream,
     retryAfterSeconds: seconds,
     message: `${capitalise(title)} is rate limiting the gateway; retry in ${seconds} s.`,
@@ -32,7 +35,7 @@ export function coolingDownError(upstream: string, title: string, ms: number): G
 }
 
 export function circuitOpenError(upstream: string, title: string, openRemainingMs: number): GatewayError {
-  return new GatewayError('UPSTREAM_UNAVAILABLE', {
+  return GatewayError.expected('UPSTREAM_UNAVAILABLE', {
     upstream,
     upstreamCode: 'CIRCUIT_OPEN',
     retryAfterSeconds: retryAfterSeconds(openRemainingMs),

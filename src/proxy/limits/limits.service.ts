@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { Counter, type Registry } from 'prom-client';
-import { ATRIUM_CONFIG, type AtriumConfig, type UpstreamName } from '../../config/atrium-config.js';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { CONSUMER_STORE } from '../../core/auth/consumer-auth.guard.js';
 import type { ConsumerStore } from '../../core/auth/consumer-store.service.js';
 import {
@@ -69,7 +69,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
 
   /** The limiter and stage options of an upstream (built once; the pipeline is composed once). */
   forUpstream(def: UpstreamDefinition): UpstreamLimitStages {
-    const u = this.config.upstreams[def.name as UpstreamName];
+    const u = this.config.upstreams[def.name];
     if (!u) throw new Error(`limits: no configuration for upstream ${def.name}`);
     if (this.limiters.has(def.name)) throw new Error(`limits: upstream ${def.name} built twice`);
     const l = u.limits;

@@ -25,20 +25,29 @@ export function credentialsStage(opts: CredentialsStageOptions): Stage {
   const { credentials } = opts;
 
   return (next) => {
-    const call: typeof next = async (req) => {
-      strip(req);
-      await credentials.inject(req);
-      const res = await next(req);
-      credentials.onAccepted?.(req);
-      return res;
+    // Nothing to await with a synchronous credential (a static token): the upstream's promise goes back as
+    // is, with no promise layer of this stage's own.
+    const call: typeof next = (req) => {
+      let injected: void | Promise<void>;
+      try {
+        strip(req);
+        injected = credentials.inject(req);
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+      const sent = injected ? injected.then(() => next(req)) : next(req);
+      if (!credentials.onAccepted) return sent;
+      return sent.then((res) => {
+        credentials.onAccepted!(req);
+        return res;
+      });
     };
-    return async (req) => {
+    if (!credentials.onAuthFailure) return call;
+    return (req) => {
       // Stages outside may keep the request; the retry after a refresh must start from the consumer's query.
       const originalQuery = req.query;
       const originalHeaders = { ...req.headers };
-      try {
-        return await call(req);
-      } catch (err) {
+      return call(req).catch(async (err: unknown) => {
         if (
           err instanceof GatewayError &&
           err.code === 'UPSTREAM_AUTH_FAILED' &&
@@ -50,7 +59,7 @@ export function credentialsStage(opts: CredentialsStageOptions): Stage {
           return call(req);
         }
         throw err;
-      }
+      });
     };
   };
 }

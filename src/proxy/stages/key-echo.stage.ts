@@ -116,13 +116,13 @@ export function keyEchoStage(opts: KeyEchoStageOptions): Stage {
     return err;
   };
 
-  return (next) => async (req) => {
-    let res: ProxyResponse;
-    try {
-      res = await next(req);
-    } catch (err) {
-      throw scrubError(err);
-    }
+  const onError = (err: unknown): never => {
+    throw scrubError(err);
+  };
+  // Nothing here awaits: one `.then` on the next handler's promise, no async wrapper.
+  return (next) => (req) => next(req).then(scrubAnswer, onError);
+
+  function scrubAnswer(res: ProxyResponse): ProxyResponse {
     const matcher = SecretMatcher.for(opts.secrets());
     if (matcher.empty) return res;
     let headers = scrubHeaders(res.headers, matcher);
@@ -144,5 +144,5 @@ export function keyEchoStage(opts: KeyEchoStageOptions): Stage {
       }
     }
     return headers === res.headers && body === res.body ? res : { ...res, headers, body };
-  };
+  }
 }

@@ -1,8 +1,10 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import { GatewayError } from '../../core/errors/gateway-error.js';
 import { stringifyQuery } from '../../core/http/query-string.js';
 import type { Handler, ProxyRequest, ProxyResponse } from '../pipeline.types.js';
+import { transportError, transportFailureOf } from './transport-errors.js';
 
 export interface TransportOptions {
   /** Upstream name, for error details. */
@@ -59,8 +61,11 @@ function validate(o: TransportOptions): URL {
  * file routes. Transport failures become typed errors here (refused/reset → 503, timeout → 504,
  * oversize/broken body → 502).
  *
+ * Buffered answers go through `pool.dispatch` with a handler that collects the chunks (BufferedCall): no
+ * Readable, no async iterator. File routes use `pool.request` and hand its body stream on.
+ *
  * Deadline (architecture §13): one timer of our own per call, armed at `req.deadline`, aborts the undici
- * request through its `signal`, which closes the socket. undici's per-phase timeouts are no total (its
+ * request (through the dispatch controller, or the `signal` of a streamed call), which closes the socket. undici's per-phase timeouts are no total (its
  * `bodyTimeout` bounds the gap between chunks, so a trickling body never ends) and fire up to ~0.5 s late
  * (coarse timers); they stay only as backstops. A buffered answer must be complete by the deadline:
  * connect, headers and the whole body. A streamed file must have sent its headers and first chunk by then
@@ -70,11 +75,13 @@ function validate(o: TransportOptions): URL {
 export class UndiciTransport {
   private readonly pool: Pool;
   private readonly basePath: string;
+  private readonly capitalTitle: string;
   readonly handler: Handler;
 
   constructor(private readonly opts: TransportOptions) {
     const url = validate(opts);
     this.basePath = url.pathname.replace(/\/+$/, '');
+    this.capitalTitle = capitalise(opts.title);
     this.pool = new Pool(url.origin, {
       connections: opts.connections,
       keepAliveTimeout: opts.keepAliveTimeoutMs,
@@ -94,11 +101,39 @@ export class UndiciTransport {
     await this.pool.close();
   }
 
-  private async send(req: ProxyRequest): Promise<TransportResponse> {
+  private send(req: ProxyRequest): Promise<TransportResponse> {
     const qs = stringifyQuery(req.query);
     const path = this.basePath + req.path + (qs ? '?' + qs : '');
     const remaining = req.deadline - Date.now();
-    if (remaining <= 0) throw this.timeout();
+    if (remaining <= 0) return Promise.reject(this.timeout());
+    return req.route.file ? this.sendStreamed(req, path, remaining) : this.sendBuffered(req, path, remaining);
+  }
+
+  /**
+   * A buffered answer on `dispatch`: a handler object collects the chunks and settles one promise, so an
+   * answer costs no Readable, no async iterator and no parsed header object (only the allow-listed
+   * headers are decoded).
+   */
+  private sendBuffered(req: ProxyRequest, path: string, remaining: number): Promise<TransportResponse> {
+    return new Promise<TransportResponse>((resolve, reject) => {
+      const call = new BufferedCall(this, resolve, reject, remaining);
+      this.pool.dispatch(
+        {
+          method: req.method,
+          path,
+          headers: req.headers,
+          body: req.body,
+          headersTimeout: this.opts.headersTimeoutMs,
+          bodyTimeout: this.opts.bodyTimeoutMs,
+          // No redirect interceptor: a 3xx comes back as an answer and the normaliser makes it an error.
+        },
+        call,
+      );
+    });
+  }
+
+  /** A file route: a 2xx streams to the client once its first chunk is here; anything else is buffered. */
+  private async sendStreamed(req: ProxyRequest, path: string, remaining: number): Promise<TransportResponse> {
     const started = performance.now();
     // Aborting with our own error makes undici reject (or destroy the body) with exactly that error.
     const abort = new AbortController();
@@ -113,7 +148,6 @@ export class UndiciTransport {
         signal: abort.signal,
         headersTimeout: this.opts.headersTimeoutMs,
         bodyTimeout: this.opts.bodyTimeoutMs,
-        // No redirect interceptor: a 3xx comes back as an answer and the normaliser makes it an error.
       });
     } catch (err) {
       clearTimeout(timer);
@@ -129,7 +163,7 @@ export class UndiciTransport {
       const v = res.headers[name];
       if (v !== undefined) upstreamHeaders[name] = Array.isArray(v) ? v[0] : v;
     }
-    if (req.route.file && res.statusCode >= 200 && res.statusCode < 300) {
+    if (res.statusCode >= 200 && res.statusCode < 300) {
       try {
         await firstChunk(res.body);
       } catch (err) {
@@ -162,6 +196,7 @@ export class UndiciTransport {
     };
   }
 
+  /** The error body of a file route (small: capped like any buffered answer). */
   private async readCapped(res: Dispatcher.ResponseData): Promise<Buffer> {
     const cap = this.opts.maxResponseBytes;
     const declared = Number(res.headers['content-length']);
@@ -188,52 +223,131 @@ export class UndiciTransport {
     return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
   }
 
-  private tooLarge(): GatewayError {
-    return new GatewayError('UPSTREAM_ERROR', {
-      upstream: this.opts.upstream,
-      upstreamCode: 'RESPONSE_TOO_LARGE',
-      message: `The answer of ${this.opts.title} exceeded ${this.opts.maxResponseBytes} bytes; narrow the request.`,
-    });
+  /** @internal for BufferedCall */
+  get maxResponseBytes(): number {
+    return this.opts.maxResponseBytes;
   }
 
-  private timeout(cause?: unknown): GatewayError {
-    return new GatewayError('UPSTREAM_TIMEOUT', {
-      upstream: this.opts.upstream,
-      message: `${capitalise(this.opts.title)} did not answer in time.`,
+  /** @internal */
+  tooLarge(): GatewayError {
+    return transportError(
+      'tooLarge',
+      this.opts.upstream,
+      `The answer of ${this.opts.title} exceeded ${this.opts.maxResponseBytes} bytes; narrow the request.`,
+    );
+  }
+
+  /** @internal */
+  timeout(cause?: unknown): GatewayError {
+    return transportError(
+      'timeout',
+      this.opts.upstream,
+      `${this.capitalTitle} did not answer in time.`,
       cause,
+    );
+  }
+
+  /** The transport-error taxonomy (transport-errors.ts) with this upstream's words. @internal */
+  classify(err: unknown): GatewayError {
+    if (err instanceof GatewayError) return err;
+    const failure = transportFailureOf(err);
+    if (failure === 'timeout') return this.timeout(err);
+    if (failure === 'tooLarge') return this.tooLarge();
+    return transportError(
+      failure,
+      this.opts.upstream,
+      failure === 'badBody'
+        ? `${this.capitalTitle} sent a broken answer.`
+        : `${this.capitalTitle} could not be reached.`,
+      err,
+    );
+  }
+}
+
+/**
+ * One buffered call, as an undici dispatch handler. Settles exactly once: with the whole answer, or with a
+ * typed error (our deadline, the size cap, or the transport failure).
+ */
+class BufferedCall implements Dispatcher.DispatchHandler {
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private controller: Dispatcher.DispatchController | undefined;
+  private failure: GatewayError | undefined;
+  private settled = false;
+  private status = 0;
+  private headers: Record<string, string> = {};
+  private upstreamHeaders: Record<string, string> = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly t: UndiciTransport,
+    private readonly resolve: (r: TransportResponse) => void,
+    private readonly reject: (e: GatewayError) => void,
+    remaining: number,
+  ) {
+    this.timer = setTimeout(() => this.fail(t.timeout()), remaining);
+  }
+
+  /** Rejects now and aborts the call: at once if it is under way, else as soon as undici starts it. */
+  private fail(err: GatewayError): void {
+    this.failure ??= err;
+    this.controller?.abort(err);
+    this.settle(undefined, err);
+  }
+
+  private settle(res: TransportResponse | undefined, err?: GatewayError): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.chunks = [];
+    if (err) this.reject(err);
+    else this.resolve(res!);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.failure) return controller.abort(this.failure);
+    this.controller = controller;
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    if (statusCode < 200) return; // 1xx: the answer follows
+    if (Number(headers['content-length']) > this.t.maxResponseBytes) return this.fail(this.t.tooLarge());
+    this.status = statusCode;
+    for (const name of PASS_HEADERS) {
+      const v = headers[name];
+      if (v !== undefined) this.headers[name] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    for (const name of ERROR_HEADERS) {
+      const v = headers[name];
+      if (v !== undefined) this.upstreamHeaders[name] = Array.isArray(v) ? v[0] : v;
+    }
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.size += chunk.length;
+    if (this.size > this.t.maxResponseBytes) return this.fail(this.t.tooLarge());
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const { chunks, size } = this;
+    this.settle({
+      status: this.status,
+      headers: this.headers,
+      body: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size),
+      upstreamHeaders: this.upstreamHeaders,
+      upstreamMs: performance.now() - this.started,
     });
   }
 
-  /** The transport-error taxonomy, as in fastify-reply-from. */
-  private classify(err: unknown): GatewayError {
-    if (err instanceof GatewayError) return err;
-    if (
-      err instanceof undiciErrors.HeadersTimeoutError ||
-      err instanceof undiciErrors.BodyTimeoutError ||
-      err instanceof undiciErrors.ConnectTimeoutError
-    )
-      return this.timeout(err);
-    const code = (err as { code?: string }).code;
-    if (
-      code === 'UND_ERR_HEADERS_TIMEOUT' ||
-      code === 'UND_ERR_BODY_TIMEOUT' ||
-      code === 'UND_ERR_CONNECT_TIMEOUT'
-    )
-      return this.timeout(err);
-    if (code === 'UND_ERR_RESPONSE_EXCEEDED_MAX_SIZE') return this.tooLarge();
-    if (code === 'UND_ERR_ABORTED' || (err as Error).name === 'AbortError') return this.timeout(err);
-    // Refused, reset, closed socket, DNS failure: the upstream cannot be reached right now.
-    return new GatewayError('UPSTREAM_UNAVAILABLE', {
-      upstream: this.opts.upstream,
-      upstreamCode:
-        code === 'ECONNREFUSED'
-          ? 'ECONNREFUSED'
-          : code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE'
-            ? 'ECONNRESET'
-            : 'CONNECTION_FAILED',
-      message: `${capitalise(this.opts.title)} could not be reached.`,
-      cause: err,
-    });
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    this.settle(undefined, this.failure ?? this.t.classify(err));
   }
 }
 

@@ -1,4 +1,3 @@
-import type { ErrorShapeExtension } from '../../core/errors/error-shape.registry.js';
 import type { GatewayError } from '../../core/errors/gateway-error.js';
 
 /** Codes the gateway itself puts in `upstreamCode` about an upstream answer: not the vendor's words. */
@@ -29,13 +28,6 @@ function codeForClient(err: GatewayError): string | number {
  * sent one (`INVALID_SERIES_ID`), so a client that checks codes can match; the gateway's code stays in
  * `error.code`. Never a re-login code, and the status is the gateway's, so no loop triple can form.
  */
-export const macroErrorShape: ErrorShapeExtension = {
-  prefixes: ['macro'],
-  extend: (err) => ({
-    errors: {
-      status: err.status,
-      code: codeForClient(err),
-      message: err.message,
-    },
-  }),
-};
+export function macroErrorFields(err: GatewayError): Record<string, unknown> {
+  return { errors: { status: err.status, code: codeForClient(err), message: err.message } };
+}

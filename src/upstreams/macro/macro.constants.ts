@@ -1,4 +1,2 @@
 /** Languages of the macroeconomic interface (spec §4.1); `jp`, not `ja`. */
 export const MACRO_LANGUAGES = ['en', 'zh', 'ru', 'id', 'jp'] as const;
-export const MACRO_UPSTREAM = 'macro';
-export const MACRO_TITLE = 'the macroeconomic data service';

@@ -1,5 +1,22 @@
-import type { ParamDoc, UpstreamDocs } from '../../docs/route-docs.types.js';
-import { namedSchema } from '../../docs/schema-name.js';
+import type { UpstreamDocs } from '../../docs/route-docs.types.js';
+import {
+  bool,
+  date,
+  FEED_BODY,
+  int,
+  PAGING,
+  SEARCH_EXTRAS,
+  SERIES_DATA,
+  SERIES_FILTERS,
+  SERIES_IDS,
+  str,
+} from './macro-params.route-docs.js';
+import {
+  FEED_EXAMPLE,
+  FEED_INFORMATION,
+  LAYOUT_FULL_METADATA,
+  RESPONSE_ERROR,
+} from './macro-schemas.route-docs.js';
 import { MACRO_LANGUAGES } from './macro.constants.js';
 import type { MACRO_ROUTES } from './macro.routes.js';
 
@@ -10,199 +27,6 @@ import type { MACRO_ROUTES } from './macro.routes.js';
  */
 
 type MacroRouteId = (typeof MACRO_ROUTES)[number]['id'];
-
-const str = (name: string, description: string, extra: Partial<ParamDoc> = {}): ParamDoc => ({
-  name,
-  description,
-  ...extra,
-});
-const int = (name: string, description: string, extra: Partial<ParamDoc> = {}): ParamDoc => ({
-  name,
-  description,
-  type: 'integer',
-  ...extra,
-});
-const bool = (name: string, description: string): ParamDoc => ({ name, description, type: 'boolean' });
-const date = (name: string, description: string): ParamDoc => ({
-  name,
-  description: `${description} \`YYYY-MM-DD\`, \`YYYYMMDD\` or an ISO datetime.`,
-  format: 'date',
-});
-
-const PAGING: ParamDoc[] = [
-  int(
-    'offset',
-    'Offset from which records are returned; use it to fetch the next set when the limit is reached.',
-    {
-      minimum: 0,
-      default: 0,
-    },
-  ),
-  int('limit', 'Number of records to return.', { minimum: 1, maximum: 100, default: 100 }),
-];
-
-/** The series-search filters (`GET /series/search`, also accepted by the layout lists). */
-const SERIES_FILTERS: ParamDoc[] = [
-  str('keyword', 'Search terms: AND, OR, NOT, `;` and parentheses are understood.', {
-    example: 'GDP AND China',
-  }),
-  str('database', 'Database code(s), comma-separated.', { list: true }),
-  str('frequency', 'Frequency code(s): D W M Q H Y Z T.', {
-    list: true,
-    enum: ['D', 'W', 'M', 'Q', 'H', 'Y', 'Z', 'T'],
-  }),
-  str('geo', 'Geography id(s), comma-separated.', { list: true }),
-  str('source', 'Source id(s), comma-separated.', { list: true }),
-  str('unit', 'Unit id(s), comma-separated.', { list: true }),
-  str('indicator', 'Indicator id(s), comma-separated.', { list: true }),
-  str('region', 'Region id(s), comma-separated.', { list: true }),
-  str('status', 'Series status: T active (default), C discontinued, B rebased, D on demand.', {
-    list: true,
-    enum: ['T', 'C', 'B', 'D'],
-  }),
-  str('data_source', 'CEIC or USER-IMPORTED.', { enum: ['CEIC', 'USER-IMPORTED'] }),
-  str('topic', 'Layout topic id(s).', { list: true }),
-  str('section', 'Layout section id(s).', { list: true }),
-  str('table', 'Layout table id(s).', { list: true }),
-  str('filter_id', 'A saved filter; combined with the other criteria, the result is the intersection.'),
-];
-
-const SEARCH_EXTRAS: ParamDoc[] = [
-  str('series', 'Series id(s), comma-separated.', { list: true }),
-  str('order', 'Sort field.'),
-  str('direction', 'Sort direction.', { enum: ['asc', 'desc'] }),
-  str('facet', 'Facets to return, comma-separated.', { list: true }),
-  date('start_date_before', 'Series starting before this date.'),
-  date('end_date_after', 'Series ending after this date.'),
-  date('created_after', 'Series created after this date.'),
-  date('updated_after', 'Series updated after this date.'),
-  date('timepoints_updated_after', 'Series whose time points changed after this date.'),
-  ...[
-    'strict_keyword_search',
-    'subscribed_only',
-    'key_only',
-    'new_only',
-    'name_only',
-    'headline_only',
-    'forecast_only',
-    'with_vintage_enabled_only',
-    'with_release_only',
-    'with_replacements_only',
-    'with_replacements_metadata',
-    'with_observations_only',
-    'with_continuous_only',
-  ].map((n) => bool(n, `Flag \`${n}\`.`)),
-];
-
-const SERIES_DATA: ParamDoc[] = [
-  date('vintage_revision_date', 'The series as it was on this date (vintages).'),
-  int('count', 'Only the latest N time points.', { minimum: 1 }),
-  date('start_date', 'First time point.'),
-  date('end_date', 'Last time point.'),
-  date('updated_after', 'Only time points updated after this moment.'),
-  bool('blank_observations', 'Include blank observations.'),
-  str('time_points_status', 'Time point status: T (active) or X (deleted).', { enum: ['T', 'X'] }),
-  bool('with_historical_extension', 'Extend the series with its historical chain.'),
-];
-
-const SERIES_IDS = {
-  id: {
-    description: 'Series id, or several comma-separated (sent as `1%2C2`; up to 100 per call).',
-    example: '310901',
-  },
-};
-
-const FEED_BODY: ParamDoc[] = [
-  str('filter_id', 'The saved filter the feed delivers (required when creating).'),
-  str('name', 'Up to 100 characters.'),
-  str('description', 'Up to 1000 characters.'),
-  str('consolidation', 'Consolidation method (answered as `consolidation_method`).'),
-  str('delivery', 'Delivery method, e.g. `localftp` (answered as `delivery_method`).'),
-  str('user_ftp_url', '`ftp://` or `sftp://` URL with an optional port (localftp only).'),
-  str('user_ftp_path', 'Target directory (localftp only).'),
-  str('user_ftp_username', 'FTP user (localftp only).'),
-  str('user_ftp_password', 'FTP password (localftp only).'),
-  str('notification_email', 'Comma-separated e-mail addresses.'),
-  str('notification_url', 'Called when a file is delivered.'),
-  str('notification_http_method', 'Method of the notification call.'),
-  int('frequency', 'Generation frequency.'),
-  bool('full_dump', 'Always deliver every time point (filters of up to 3000 series).'),
-];
-
-const FEED_INFORMATION = namedSchema('FeedInformation', {
-  type: 'object',
-  description: 'A feed subscription (every field optional; snake_case as the vendor sends it).',
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    description: { type: 'string' },
-    filter_id: { type: 'string' },
-    filter_name: { type: 'string' },
-    filter_description: { type: 'string' },
-    status: { type: 'string', enum: ['ACTIVE', 'DELETED'] },
-    user_id: { type: 'string', description: 'The creator.' },
-    frequency: { type: 'integer', description: 'Generation frequency.' },
-    created_at: { type: 'string' },
-    feed_updated_at: { type: 'string' },
-    updated_after: { type: 'string', description: 'Start of the next file.' },
-    language: { type: 'string' },
-    consolidation_method: { type: 'string' },
-    delivery_method: { type: 'string' },
-    delivery_format: { type: 'string' },
-    delivery_path: { type: 'string' },
-    user_ftp_url: { type: 'string' },
-    user_ftp_username: { type: 'string' },
-    notification_email: { type: 'string' },
-    notification_url: { type: 'string' },
-    notification_http_method: { type: 'string' },
-    full_dump: { type: 'boolean' },
-    metadata_only: { type: 'boolean' },
-  },
-});
-
-const FEED_EXAMPLE = {
-  id: 'FD-2031',
-  name: 'ASEAN CPI weekly',
-  description: 'CPI for ASEAN members',
-  filter_id: 'FL-88',
-  filter_name: 'ASEAN CPI',
-  status: 'ACTIVE',
-  user_id: 'U-4410',
-  frequency: 7,
-  created_at: '2024-02-01',
-  feed_updated_at: '2024-06-03T04:00:00',
-  language: 'en',
-  delivery_method: 'localftp',
-  delivery_format: 'csv',
-  full_dump: false,
-  metadata_only: false,
-};
-
-const LAYOUT_FULL_METADATA = namedSchema('LayoutFullMetadataItem', {
-  type: 'object',
-  properties: {
-    metadata: {
-      type: 'object',
-      properties: { id: { type: 'string' }, name: { type: 'string' } },
-    },
-    ancestors: {
-      type: 'object',
-      description: 'Ids of the node’s ancestors in the layout tree.',
-      properties: {
-        database: { type: 'string' },
-        topic: { type: 'string' },
-        section: { type: 'string' },
-        table: { type: 'string' },
-      },
-    },
-  },
-});
-
-const RESPONSE_ERROR = namedSchema('MacroResponseError', {
-  type: 'object',
-  description: 'A per-series problem reported beside data on HTTP 200 (partial success).',
-  properties: { status: { type: 'integer' }, code: { type: 'string' }, message: { type: 'string' } },
-});
 
 export const MACRO_DOCS: UpstreamDocs<MacroRouteId> = {
   description:

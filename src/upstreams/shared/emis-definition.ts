@@ -1,8 +1,10 @@
-import type { AtriumConfig, UpstreamConfig } from '../../config/atrium-config.js';
+import type { UpstreamConfig } from '../../config/atrium-config.js';
 import type { SecretRedactor } from '../../core/logging/secret-redactor.js';
 import type { ProxyRequest, RouteDefinition, UpstreamCredentials } from '../../proxy/pipeline.types.js';
-import type { UpstreamDefinition } from '../../proxy/upstream-definition.js';
+import { defineUpstream, type UpstreamDeclaration } from '../upstream-declaration.js';
+import { createEmisAuthController } from './emis-auth.controller.js';
 import { emisErrorMapper } from './emis-error.mapper.js';
+import { emisErrorShape } from './emis-error.shape.js';
 import { EmisSessionCredentials } from './emis-session.credentials.js';
 import { QueryTokenCredentials } from './static-token.credentials.js';
 
@@ -51,35 +53,30 @@ function isGatewayFormat([k, v]: [string, string]): boolean {
   return k === 'format' && GATEWAY_FORMAT.test(v);
 }
 
-export interface EmisDefinitionOptions {
-  readonly name: 'documents' | 'deals';
+export interface EmisUpstreamOptions<Name extends string> {
+  readonly name: Name;
   readonly title: string;
   readonly prefixes: readonly string[];
   readonly routes: readonly RouteDefinition[];
-  readonly config: AtriumConfig;
-  readonly redactor: SecretRedactor;
+  readonly sandboxCredentials?: 'token' | 'login';
 }
 
-/** The definition of an EMIS function API, from its config. */
-export function emisDefinition(o: EmisDefinitionOptions): UpstreamDefinition {
-  const u = o.config.upstreams[o.name];
-  return {
-    name: o.name,
-    title: o.title,
-    prefixes: o.prefixes,
-    routes: o.routes,
+/**
+ * An EMIS function API (documents, deals): what the two share (error reading and shape, XML paths, the
+ * login step or the portal key, the session's readiness facts, the gateway's own `Auth/*` answers), around
+ * what each has of its own.
+ */
+export function emisUpstream<const Name extends string>(
+  o: EmisUpstreamOptions<Name>,
+): UpstreamDeclaration<Name> {
+  return defineUpstream({
+    ...o,
     errorMapper: emisErrorMapper,
-    credentials: emisCredentials(u, o.title, o.redactor),
-    timeoutMs: u.timeoutMs,
+    errorShape: ({ redactor }) => emisErrorShape(o.prefixes, redactor).extend,
     shapeRequest: shapeEmisRequest,
-    transport: {
-      baseUrl: u.baseUrl,
-      connections: u.connections,
-      keepAliveTimeoutMs: 30_000,
-      connectTimeoutMs: u.connectTimeoutMs,
-      headersTimeoutMs: u.timeoutMs,
-      bodyTimeoutMs: u.timeoutMs,
-      maxResponseBytes: o.config.maxResponseBytes,
-    },
-  };
+    config: { credentials: 'token-or-login' },
+    credentials: (u, { redactor }) => emisCredentials(u, o.title, redactor),
+    readinessFacts: (c) => (c instanceof EmisSessionCredentials ? { session: c.state() } : {}),
+    controllers: [createEmisAuthController({ upstream: o.name, prefixes: o.prefixes })],
+  });
 }

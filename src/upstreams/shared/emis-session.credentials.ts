@@ -4,6 +4,7 @@ import type { ErrorCode } from '../../core/errors/error-codes.js';
 import { GatewayError } from '../../core/errors/gateway-error.js';
 import type { SecretRedactor } from '../../core/logging/secret-redactor.js';
 import type { ProxyRequest, UpstreamCredentials } from '../../proxy/pipeline.types.js';
+import { transportError, transportFailureOf } from '../../proxy/transport/transport-errors.js';
 import { emisErrorMapper } from './emis-error.mapper.js';
 import { credentialIdOf } from './static-token.credentials.js';
 
@@ -320,11 +321,11 @@ export class EmisSessionCredentials implements UpstreamCredentials {
         size += (c as Buffer).length;
         if (size > MAX_ANSWER) {
           res.body.destroy();
-          throw new GatewayError('UPSTREAM_ERROR', {
-            upstream: this.opts.upstream,
-            upstreamCode: 'RESPONSE_TOO_LARGE',
-            message: `${this.title} sent an oversized answer to the gateway's ${fn} call.`,
-          });
+          throw transportError(
+            'tooLarge',
+            this.opts.upstream,
+            `${this.title} sent an oversized answer to the gateway's ${fn} call.`,
+          );
         }
         chunks.push(c as Buffer);
       }
@@ -374,14 +375,16 @@ export class EmisSessionCredentials implements UpstreamCredentials {
     if (status >= 200 && status < 300) this.logger.log(`${this.opts.upstream}: logged out`);
   }
 
+  /** The proxy's transport-error taxonomy (refused/reset → 503, timeout → 504), in the login's words. */
   private transportError(e: unknown): GatewayError {
-    const code = (e as { code?: string }).code ?? '';
-    const timeout = /TIMEOUT/.test(code) || (e as Error).name === 'AbortError';
-    return new GatewayError(timeout ? 'UPSTREAM_TIMEOUT' : 'UPSTREAM_UNAVAILABLE', {
-      upstream: this.opts.upstream,
-      upstreamCode: timeout ? undefined : code || 'CONNECTION_FAILED',
-      message: `${this.title} could not be reached for the gateway's login.`,
-      cause: e,
-    });
+    const failure = transportFailureOf(e);
+    return transportError(
+      failure,
+      this.opts.upstream,
+      failure === 'timeout' || failure === 'refused' || failure === 'reset' || failure === 'unreachable'
+        ? `${this.title} could not be reached for the gateway's login.`
+        : `${this.title} sent a broken answer to the gateway's login.`,
+      e,
+    );
   }
 }

@@ -5,7 +5,9 @@ import type { RouteDefinition } from '../../../src/proxy/pipeline.types.js';
 import { ProxyService } from '../../../src/proxy/proxy.service.js';
 import { createUpstreamController } from '../../../src/proxy/upstream-controller.factory.js';
 import { QueryTokenCredentials } from '../../../src/upstreams/shared/static-token.credentials.js';
-import { macroDefinition } from '../../../src/upstreams/macro/macro.module.js';
+import { SecretRedactor } from '../../../src/core/logging/secret-redactor.js';
+import { macroUpstream } from '../../../src/upstreams/macro/macro.upstream.js';
+import { upstreamDefinitionOf } from '../../../src/upstreams/upstream-declaration.js';
 import { MACRO_ROUTES } from '../../../src/upstreams/macro/macro.routes.js';
 
 /**
@@ -28,7 +30,7 @@ export function labsModule(baseUrl: string, token: string): DynamicModule {
     ) {}
 
     onModuleInit(): void {
-      const macro = macroDefinition(this.config);
+      const macro = upstreamDefinitionOf(macroUpstream, this.config, { redactor: new SecretRedactor() });
       this.proxy.register({
         ...macro,
         name: 'labs',

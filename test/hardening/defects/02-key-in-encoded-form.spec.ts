@@ -23,6 +23,7 @@ import {
   type VendorRequest,
   vendorEnv,
 } from './support/key-echo-vendor.js';
+import { UPSTREAMS } from '../../../src/upstreams/index.js';
 
 /** Every form of the credential, each as a raw JSON field (`\/` and `\u002f` stay escaped in the bytes). */
 function echoFields(credential: string): string {
@@ -282,18 +283,23 @@ describe('defect 2: vendor key in encoded form', () => {
         UPSTREAM_DEALS_BASE_URL: 'http://127.0.0.1:9',
         UPSTREAM_DEALS_TOKEN: 'unused-test-token',
       };
-      expect(() => loadConfig({ ...base, ATRIUM_LINK_SECRET: 'short' })).toThrow(ConfigError);
-      expect(() => loadConfig({ ...base, ATRIUM_LINK_SECRET: 'short' })).toThrow(/ATRIUM_LINK_SECRET/);
-      const a = loadConfig(base).links;
-      const b = loadConfig(base).links;
+      expect(() => loadConfig({ ...base, ATRIUM_LINK_SECRET: 'short' }, UPSTREAMS)).toThrow(ConfigError);
+      expect(() => loadConfig({ ...base, ATRIUM_LINK_SECRET: 'short' }, UPSTREAMS)).toThrow(
+        /ATRIUM_LINK_SECRET/,
+      );
+      const a = loadConfig(base, UPSTREAMS).links;
+      const b = loadConfig(base, UPSTREAMS).links;
       expect(a.secretSource).toBe('random');
       expect(a.secret).not.toBe(b.secret);
       expect(a.secret.length).toBeGreaterThanOrEqual(32);
-      const set = loadConfig({
-        ...base,
-        ATRIUM_LINK_SECRET: secret,
-        ATRIUM_PUBLIC_URL: 'https://atrium.example/',
-      });
+      const set = loadConfig(
+        {
+          ...base,
+          ATRIUM_LINK_SECRET: secret,
+          ATRIUM_PUBLIC_URL: 'https://atrium.example/',
+        },
+        UPSTREAMS,
+      );
       expect(set.links).toMatchObject({
         secret,
         secretSource: 'configured',

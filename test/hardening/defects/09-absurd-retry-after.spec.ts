@@ -4,6 +4,7 @@ import { http, startGateway, type GatewayHandle } from '../../helpers/gateway.js
 import { describeRedis } from '../../helpers/redis.js';
 import { eventually } from '../../helpers/eventually.js';
 import { RawVendor } from '../support/raw-vendor.js';
+import { UPSTREAMS } from '../../../src/upstreams/index.js';
 
 const TOKEN = 'hardening_09_vendor_token_5b3f';
 /** The cooldown maximum of this suite (the default is 600 s; a short one lets the test see the end). */
@@ -135,15 +136,17 @@ describe('defect 9: an absurd Retry-After closes an upstream for a day', () => {
     }
 
     it('defaults to 600 s and bounds every cooldown', () => {
-      const c = loadConfig(base);
+      const c = loadConfig(base, UPSTREAMS);
       expect(c.upstreams.macro.limits.cooldown.maxSeconds).toBe(600);
-      const set = loadConfig({ ...base, UPSTREAM_DEALS_COOLDOWN_MAX_SECONDS: '3600' });
+      const set = loadConfig({ ...base, UPSTREAM_DEALS_COOLDOWN_MAX_SECONDS: '3600' }, UPSTREAMS);
       expect(set.upstreams.deals.limits.cooldown.maxSeconds).toBe(3600);
     });
 
     it.each(['0', '-5', 'soon', '1.5', '86401'])('%j is refused, naming the variable', (value) => {
-      expect(() => loadConfig({ ...base, UPSTREAM_MACRO_COOLDOWN_MAX_SECONDS: value })).toThrow(ConfigError);
-      expect(() => loadConfig({ ...base, UPSTREAM_MACRO_COOLDOWN_MAX_SECONDS: value })).toThrow(
+      expect(() => loadConfig({ ...base, UPSTREAM_MACRO_COOLDOWN_MAX_SECONDS: value }, UPSTREAMS)).toThrow(
+        ConfigError,
+      );
+      expect(() => loadConfig({ ...base, UPSTREAM_MACRO_COOLDOWN_MAX_SECONDS: value }, UPSTREAMS)).toThrow(
         'UPSTREAM_MACRO_COOLDOWN_MAX_SECONDS',
       );
     });

@@ -1,0 +1,59 @@
+import 'reflect-metadata';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Process-wide settings. Secrets have no defaults. */
+export class GatewayEnv {
+  @Type(() => Number) @IsInt() @Min(0) @Max(65535) PORT = 3000;
+  @IsString() HOST = '0.0.0.0';
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['redis', 'rediss'], require_protocol: true })
+  REDIS_URL?: string;
+  /** Prefix of every Redis key this gateway fleet writes (tests use a unique one each). */
+  @IsString() @MinLength(1) ATRIUM_REDIS_PREFIX = 'atrium:';
+  @IsOptional() @IsString() @MinLength(1) ATRIUM_CONSUMERS_FILE?: string;
+  @IsIn(['auto', 'on', 'off']) ATRIUM_SANDBOX = 'auto';
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
+  /** `development` turns on human-readable (pretty) logs; anything else logs JSON lines. */
+  @IsOptional() @IsString() NODE_ENV?: string;
+  /** Bearer token that `GET /metrics` requires when set (a secret: no default). */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_METRICS_TOKEN?: string;
+  @Type(() => Number) @IsInt() @Min(1024) @Max(64 * 1024 * 1024) ATRIUM_BODY_LIMIT_BYTES = 1024 * 1024;
+  @Type(() => Number) @IsInt() @Min(1024) @Max(512 * 1024 * 1024) ATRIUM_MAX_RESPONSE_BYTES =
+    10 * 1024 * 1024;
+  @Type(() => Number) @IsInt() @Min(1) @Max(3600) ATRIUM_DEFAULT_RETRY_AFTER_SECONDS = 30;
+  @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_SHUTDOWN_GRACE_MS = 10_000;
+  // Response cache (issue 8). Durations in ms.
+  @Type(() => Number) @IsInt() @Min(0) @Max(64 * 1024 * 1024 * 1024) ATRIUM_CACHE_MAX_BYTES =
+    128 * 1024 * 1024;
+  @Type(() => Number) @IsInt() @Min(0) @Max(512 * 1024 * 1024) ATRIUM_CACHE_MAX_ENTRY_BYTES =
+    10 * 1024 * 1024;
+  @IsOptional() @IsString() ATRIUM_CACHE_TTL_OVERRIDES?: string;
+  @Type(() => Number) @IsInt() @Min(0) @Max(7 * DAY_MS) ATRIUM_CACHE_STALE_WHILE_REVALIDATE_MS = 30_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(7 * DAY_MS) ATRIUM_CACHE_STALE_IF_ERROR_MS = 10 * 60_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(DAY_MS) ATRIUM_CACHE_NEGATIVE_TTL_MS = 0;
+  @Type(() => Number) @IsInt() @Min(100) @Max(600_000) ATRIUM_CACHE_COALESCE_LEASE_MS = 3_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_CACHE_REDIS_TIMEOUT_MS = 250;
+  /** Operator key of the admin API (secret; no default: the admin API is off without it). */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_ADMIN_TOKEN?: string;
+  // Front end and operators (batch, CORS, console).
+  @Type(() => Number) @IsInt() @Min(1) @Max(100) ATRIUM_BATCH_MAX_ITEMS = 20;
+  @Type(() => Number) @IsInt() @Min(100) @Max(120_000) ATRIUM_BATCH_TIMEOUT_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(86_400) ATRIUM_CORS_MAX_AGE_SECONDS = 600;
+  // Composite views (src/views): the views file (`none`: no views), the default and the longest deadline.
+  @IsOptional() @IsString() @MinLength(1) ATRIUM_VIEWS_FILE?: string;
+  @Type(() => Number) @IsInt() @Min(1) @Max(120_000) ATRIUM_VIEWS_TIMEOUT_MS = 5_000;
+  @Type(() => Number) @IsInt() @Min(1) @Max(120_000) ATRIUM_VIEWS_MAX_TIMEOUT_MS = 30_000;
+  /** Secret: no default. Unset → the operator console is off. */
+  @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
+  // Gateway-signed download links (README "Key custody").
+  /** HMAC key of signed links (secret: no default; unset → a random one per process). */
+  @IsOptional() @IsString() @MinLength(32) ATRIUM_LINK_SECRET?: string;
+  @Type(() => Number) @IsInt() @Min(60) @Max(7 * 86_400) ATRIUM_LINK_TTL_SECONDS = 3_600;
+  /** Where consumers reach the gateway, for absolute signed links; unset → root-relative links. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  ATRIUM_PUBLIC_URL?: string;
+}

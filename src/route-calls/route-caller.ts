@@ -1,0 +1,42 @@
+import type { RouteDefinition } from '../proxy/pipeline.types.js';
+
+/** Who an internal call runs as: the consumer of the outer call (batch, view), by the key they presented. */
+export interface RouteCallerIdentity {
+  /** The consumer's gateway key, presented again so auth, permission and quota apply per call. */
+  readonly key: string;
+  /** The outer call's `Accept-Language`, when the inner call sets none of its own. */
+  readonly acceptLanguage?: string;
+}
+
+/** One GET of a proxy route, already resolved and checked (`architecture` §13: internal sub-requests). */
+export interface RouteCall {
+  readonly route: RouteDefinition;
+  /** Canonical gateway URL with its query, e.g. `/macro/feeds?limit=2`; never a path as a caller wrote it. */
+  readonly url: string;
+  readonly requestId: string;
+  readonly accept?: string;
+  readonly acceptLanguage?: string;
+  readonly cacheControl?: string;
+  /** Aborted when the outer call stops waiting (its deadline). */
+  readonly signal?: AbortSignal;
+}
+
+/** The answer exactly as a direct call would get it. */
+export interface RouteCallResult {
+  readonly status: number;
+  /** Lower-case names, as sent to a client. */
+  readonly headers: Readonly<Record<string, string | string[] | number | undefined>>;
+  readonly body: Buffer;
+}
+
+/**
+ * The port batch items and view parts go through: one GET as the calling consumer, through exactly what a
+ * direct call runs through (guard, permission, quota, validation, pipeline, error envelope). The first
+ * adapter injects the request into the gateway's own Fastify instance; a cheaper in-process adapter can
+ * replace it behind this token without touching its users.
+ */
+export interface RouteCaller {
+  call(caller: RouteCallerIdentity, call: RouteCall): Promise<RouteCallResult>;
+}
+
+export const ROUTE_CALLER = Symbol('RouteCaller');

@@ -1,0 +1,58 @@
+import { Inject, Module, type DynamicModule, type OnModuleInit, type Type } from '@nestjs/common';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import { ErrorShapeRegistry } from '../core/errors/error-shape.registry.js';
+import { SecretRedactor } from '../core/logging/secret-redactor.js';
+import { ReadinessService } from '../health/readiness.service.js';
+import { ProxyService } from '../proxy/proxy.service.js';
+import { createUpstreamController } from '../proxy/upstream-controller.factory.js';
+import { upstreamDefinitionOf, type UpstreamDeclaration } from './upstream-declaration.js';
+
+const UPSTREAM_DECLARATIONS = Symbol('UpstreamDeclarations');
+
+// One generated controller class per declaration, however many apps a process builds (tests build many).
+const generated = new WeakMap<UpstreamDeclaration, Type<unknown>>();
+
+function controllersOf(d: UpstreamDeclaration): Type<unknown>[] {
+  let routes = generated.get(d);
+  if (!routes) {
+    routes = createUpstreamController(d);
+    generated.set(d, routes);
+  }
+  return [...(d.controllers ?? []), routes];
+}
+
+/**
+ * Every upstream interface, from its declaration: its controllers (hand-written ones, then the one
+ * generated from its route table), its pipeline (registered with the proxy), the vendor shape of its error
+ * bodies, and its readiness facts. No upstream has a module of its own.
+ */
+@Module({})
+export class UpstreamsModule implements OnModuleInit {
+  static forRoot(upstreams: readonly UpstreamDeclaration[]): DynamicModule {
+    return {
+      module: UpstreamsModule,
+      controllers: upstreams.flatMap(controllersOf),
+      providers: [{ provide: UPSTREAM_DECLARATIONS, useValue: upstreams }],
+    };
+  }
+
+  constructor(
+    private readonly proxy: ProxyService,
+    private readonly shapes: ErrorShapeRegistry,
+    private readonly redactor: SecretRedactor,
+    private readonly readiness: ReadinessService,
+    @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
+    @Inject(UPSTREAM_DECLARATIONS) private readonly upstreams: readonly UpstreamDeclaration[],
+  ) {}
+
+  onModuleInit(): void {
+    const ctx = { redactor: this.redactor };
+    for (const d of this.upstreams) {
+      const def = upstreamDefinitionOf(d, this.config, ctx);
+      this.proxy.register(def);
+      if (d.errorShape) this.shapes.register({ prefixes: d.prefixes, extend: d.errorShape(ctx) });
+      const facts = def.readinessFacts;
+      if (facts) this.readiness.addUpstreamFacts((name) => (name === def.name ? facts() : {}));
+    }
+  }
+}

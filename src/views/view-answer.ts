@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import type { ErrorEnvelope } from '../core/errors/error-envelope.js';
+import { selectFields, type FieldSelection } from '../core/http/field-selection.js';
+import type { ViewDefinition } from './view-definition.js';
+import { partData, type ViewRun } from './view-runner.js';
+
+/** One part in `parts`: how it was served. */
+export interface PartReport {
+  status: number;
+  cache?: string;
+  ageSeconds?: number;
+  durationMs: number;
+  error?: ErrorEnvelope['error'];
+}
+
+export interface ViewAnswer {
+  readonly status: number;
+  readonly body: string;
+  readonly complete: boolean;
+  /** Set on failures that carry one (a required part's 429). */
+  readonly retryAfter?: string;
+  /** Set on 200 answers. */
+  readonly etag?: string;
+  /** The required part that failed, if one did. */
+  readonly failedPart?: string;
+}
+
+function reportOf(run: ViewRun, name: string): PartReport {
+  const o = run.outcomes.get(name)!;
+  return {
+    status: o.status,
+    ...(o.cache ? { cache: o.cache } : {}),
+    ...(o.ageSeconds !== undefined ? { ageSeconds: o.ageSeconds } : {}),
+    durationMs: o.durationMs,
+    ...(o.status !== 200 && o.envelope ? { error: o.envelope.error } : {}),
+  };
+}
+
+/**
+ * Composes the answer: `{data: {<part>: …}, parts: {<part>: {status, cache, ageSeconds, durationMs,
+ * error?}}, complete}` with a strong ETag over the bytes, or — when a required part failed — that part's
+ * status and envelope, naming the part (and the view), with the part's `Retry-After`.
+ */
+export function composeAnswer(view: ViewDefinition, run: ViewRun, fields?: FieldSelection): ViewAnswer {
+  const parts: Record<string, PartReport> = {};
+  for (const p of view.parts) parts[p.name] = reportOf(run, p.name);
+  const failed = view.parts.find((p) => !p.optional && run.outcomes.get(p.name)!.status !== 200);
+  if (failed) {
+    const o = run.outcomes.get(failed.name)!;
+    const envelope = o.envelope!;
+    const body = {
+      ...envelope,
+      error: {
+        ...envelope.error,
+        message: `Part "${failed.name}": ${envelope.error.message}`,
+        view: view.name,
+        part: failed.name,
+      },
+      parts,
+    };
+    return {
+      status: o.status,
+      body: JSON.stringify(body),
+      complete: false,
+      ...(o.retryAfter ? { retryAfter: o.retryAfter } : {}),
+      failedPart: failed.name,
+    };
+  }
+  let data: unknown = Object.fromEntries(
+    view.parts.map((p) => [p.name, partData(p, run.outcomes.get(p.name)!)]),
+  );
+  if (fields) data = selectFields(data, fields);
+  const complete = view.parts.every((p) => run.outcomes.get(p.name)!.status === 200);
+  const dataText = JSON.stringify(data);
+  const body = `{"data":${dataText},"parts":${JSON.stringify(parts)},"complete":${complete}}`;
+  return { status: 200, body, complete, etag: etagOf(dataText, complete) };
+}
+
+/**
+ * A strong validator over what a poller reads: data and completeness, not `parts` (durations and cache
+ * ages change on every call even when nothing else did).
+ */
+export function etagOf(dataText: string, complete: boolean): string {
+  const hash = createHash('sha256')
+    .update(dataText)
+    .update(complete ? '1' : '0')
+    .digest('base64url');
+  return `"${hash.slice(0, 32)}"`;
+}
+
+/** Whether `If-None-Match` names this ETag (weak comparison, lists and `*` included). */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === '*' || t === etag);
+}

@@ -1,0 +1,225 @@
+import { buildEnvelope, type ErrorEnvelope } from '../core/errors/error-envelope.js';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import { selectFields } from '../core/http/field-selection.js';
+import { stringifyQuery, type QueryPairs } from '../core/http/query-string.js';
+import type { RouteCaller, RouteCallerIdentity, RouteCallResult } from '../route-calls/route-caller.js';
+import type { ViewDefinition, ViewPart } from './view-definition.js';
+import { resolveTemplate, type TemplateContext } from './view-template.js';
+
+/** How one part ended. */
+export interface PartOutcome {
+  readonly name: string;
+  readonly status: number;
+  /** `X-Cache` of the part's call (HIT, MISS, STALE, COALESCED, BYPASS), when it ran and was cacheable. */
+  readonly cache?: string;
+  readonly ageSeconds?: number;
+  readonly durationMs: number;
+  /** The part's answer on success (the whole answer: later parts read from it before its own `fields`). */
+  readonly body?: unknown;
+  /** The error envelope on failure (the part's own, or one the view made: deadline, missing input). */
+  readonly envelope?: ErrorEnvelope;
+  readonly retryAfter?: string;
+  /** How it ended, for metrics: the cache outcome, or error / timeout / skipped. */
+  readonly result: string;
+}
+
+export interface ViewRun {
+  readonly outcomes: ReadonlyMap<string, PartOutcome>;
+  readonly timedOut: boolean;
+}
+
+export interface ViewRunInput {
+  readonly view: ViewDefinition;
+  /** Validated parameter values (defaults applied). */
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly caller: RouteCallerIdentity;
+  readonly requestId: string;
+  readonly timeoutMs: number;
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
+
+function header(res: RouteCallResult, name: string): string | undefined {
+  const v = res.headers[name];
+  if (v === undefined) return undefined;
+  return Array.isArray(v) ? v.join(', ') : String(v);
+}
+
+function madeError(err: GatewayError, requestId: string, started: number, result: string): PartOutcome {
+  return {
+    name: '',
+    status: err.status,
+    durationMs: Math.round(performance.now() - started),
+    envelope: buildEnvelope(err, requestId),
+    result,
+  };
+}
+
+/** The gateway URL of a part, or the reference it is missing. */
+function partUrl(part: ViewPart, ctx: TemplateContext): { url: string } | { missing: string } {
+  let path = '';
+  let rest = part.route.path;
+  for (const m of part.route.path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    const at = rest.indexOf(m[0]);
+    path += rest.slice(0, at);
+    rest = rest.slice(at + m[0].length);
+    const r = resolveTemplate(part.path[m[1]], ctx);
+    if (!r.ok) return { missing: r.missing };
+    if (r.value === undefined || Array.isArray(r.value) || r.value === '')
+      return { missing: `path parameter "${m[1]}"` };
+    path += encodeURIComponent(r.value as string);
+  }
+  path += rest;
+  const pairs: QueryPairs = [];
+  for (const [name, t] of part.query) {
+    const r = resolveTemplate(t, ctx);
+    if (!r.ok) return { missing: r.missing };
+    if (r.value === undefined) continue;
+    if (Array.isArray(r.value)) {
+      const base = name.replace(/\[\d*\]$/, '');
+      (r.value as string[]).forEach((v, i) => pairs.push([`${base}[${i}]`, v]));
+    } else pairs.push([name, r.value as string]);
+  }
+  const q = stringifyQuery(pairs);
+  return { url: `/${part.prefix}${path}${q ? `?${q}` : ''}` };
+}
+
+/**
+ * Runs a view's parts through the RouteCaller as the calling consumer: every part starts as soon as the
+ * parts it reads have answered (parts without inputs at once, in parallel), all under one deadline. A part
+ * whose input part failed, or whose input value is absent, does not run.
+ */
+export async function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewRun> {
+  const { view, requestId } = input;
+  const abort = new AbortController();
+  const outcomes = new Map<string, PartOutcome>();
+  const answers: Record<string, unknown> = {};
+  const ctx: TemplateContext = { params: input.params, parts: answers };
+  const running = new Map<string, Promise<PartOutcome>>();
+  const started = performance.now();
+
+  const runPart = async (part: ViewPart, i: number): Promise<PartOutcome> => {
+    const deps = await Promise.all(part.dependsOn.map((d) => running.get(d)!));
+    const partStarted = performance.now();
+    const partRequestId = `${requestId.slice(0, 120)}:${i}`;
+    const failed = deps.find((d) => d.status !== 200);
+    if (failed) {
+      const e = failed.envelope?.error;
+      const err = new GatewayError('UPSTREAM_ERROR', {
+        message: `Not run: part "${failed.name}", whose answer it reads, failed.`,
+      });
+      const env = buildEnvelope(err, partRequestId);
+      if (e) Object.assign(env.error, { code: e.code, status: e.status, retryable: e.retryable });
+      return {
+        ...madeError(err, partRequestId, partStarted, 'skipped'),
+        status: failed.status,
+        envelope: env,
+      };
+    }
+    const target = partUrl(part, ctx);
+    if ('missing' in target)
+      return madeError(
+        new GatewayError('NOT_FOUND', { message: `Not run: ${target.missing} has no usable value.` }),
+        partRequestId,
+        partStarted,
+        'skipped',
+      );
+    if (abort.signal.aborted)
+      return madeError(new GatewayError('UPSTREAM_TIMEOUT'), partRequestId, partStarted, 'timeout');
+    const res = await caller.call(input.caller, {
+      route: part.route,
+      url: target.url,
+      requestId: partRequestId,
+      signal: abort.signal,
+    });
+    const type = header(res, 'content-type') ?? '';
+    let body: unknown;
+    if (JSON_TYPE.test(type) && res.body.length > 0) {
+      try {
+        body = JSON.parse(res.body.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+    }
+    const cache = header(res, 'x-cache');
+    const age = header(res, 'age');
+    const common = {
+      status: res.status,
+      ...(cache ? { cache } : {}),
+      ...(age !== undefined && /^\d+$/.test(age) ? { ageSeconds: Number(age) } : {}),
+      durationMs: Math.round(performance.now() - partStarted),
+    };
+    if (res.status === 200 && body !== undefined) {
+      answers[part.name] = body;
+      return { name: part.name, ...common, body, result: cache ?? 'BYPASS' };
+    }
+    const envelope =
+      typeof body === 'object' && body !== null && 'error' in body
+        ? (body as ErrorEnvelope)
+        : buildEnvelope(
+            new GatewayError(res.status === 200 ? 'UPSTREAM_ERROR' : 'INTERNAL', {
+              message: 'The part answered something other than JSON.',
+            }),
+            partRequestId,
+          );
+    const retryAfter = header(res, 'retry-after');
+    return {
+      name: part.name,
+      ...common,
+      status: res.status === 200 ? 502 : res.status,
+      envelope,
+      ...(retryAfter ? { retryAfter } : {}),
+      result: 'error',
+    };
+  };
+
+  for (const [i, part] of view.parts.entries()) {
+    // Parts are declared in any order; a part waits on the promises of those it reads, which exist once all
+    // are created, so creation is deferred a tick.
+    running.set(
+      part.name,
+      Promise.resolve().then(async () => {
+        try {
+          const o = await runPart(part, i);
+          const named = { ...o, name: part.name };
+          if (!abort.signal.aborted) outcomes.set(part.name, named);
+          return named;
+        } catch (e) {
+          const err = abort.signal.aborted
+            ? new GatewayError('UPSTREAM_TIMEOUT')
+            : new GatewayError('INTERNAL', { cause: e });
+          return {
+            ...madeError(err, requestId, started, abort.signal.aborted ? 'timeout' : 'error'),
+            name: part.name,
+          };
+        }
+      }),
+    );
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, input.timeoutMs);
+  });
+  await Promise.race([Promise.all(running.values()), deadline]);
+  clearTimeout(timer);
+  const timedOut = outcomes.size < view.parts.length;
+  if (timedOut) abort.abort();
+  for (const [i, part] of view.parts.entries())
+    if (!outcomes.has(part.name)) {
+      const err = new GatewayError('UPSTREAM_TIMEOUT', {
+        message: `The view deadline (${input.timeoutMs} ms) passed before this part answered.`,
+      });
+      outcomes.set(part.name, {
+        ...madeError(err, `${requestId.slice(0, 120)}:${i}`, started, 'timeout'),
+        name: part.name,
+        durationMs: input.timeoutMs,
+      });
+    }
+  return { outcomes, timedOut };
+}
+
+/** A part's data as it appears in the answer: its own field selection applied. */
+export function partData(part: ViewPart, outcome: PartOutcome): unknown {
+  if (outcome.status !== 200) return null;
+  return part.fields ? selectFields(outcome.body, part.fields) : outcome.body;
+}

@@ -1,0 +1,138 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import type { QueryPairs } from '../core/http/query-string.js';
+import { ROUTE_CALLER, type RouteCaller, type RouteCallerIdentity } from '../route-calls/route-caller.js';
+import { composeAnswer, etagMatches, type ViewAnswer } from './view-answer.js';
+import type { ViewDefinition } from './view-definition.js';
+import { readViewRequest } from './view-request.js';
+import { runView } from './view-runner.js';
+import { ViewsMetrics, type ViewCounts } from './views.metrics.js';
+import { ViewsRegistry } from './views.registry.js';
+
+export interface ViewCall {
+  readonly name: string;
+  readonly query: QueryPairs;
+  readonly caller: RouteCallerIdentity;
+  readonly requestId: string;
+  readonly ifNoneMatch?: string;
+}
+
+/** What the controller sends: an answer, or 304 for a matching `If-None-Match`. */
+export type ViewResult = ViewAnswer & { readonly notModified: boolean };
+
+/** One entry of `GET /views`. */
+export interface ViewListing {
+  name: string;
+  description: string;
+  parameters: Array<{
+    name: string;
+    type: string;
+    required: boolean;
+    description?: string;
+    pattern?: string;
+    enum?: readonly string[];
+    default?: string;
+    example?: string;
+  }>;
+  parts: Array<{ name: string; route: string; interface: string; optional: boolean; step: number }>;
+  timeoutMs: number;
+  exampleUrl: string;
+}
+
+/** A view and its calls since start, for the operator console. */
+export interface ViewStats extends ViewCounts {
+  name: string;
+  description: string;
+  parts: number;
+  exampleUrl: string;
+}
+
+/** The example URL of a view: its path with every parameter that has an example. */
+export function exampleUrlOf(view: ViewDefinition): string {
+  const q = view.params
+    .filter((p) => p.example !== undefined)
+    .map((p) => `${encodeURIComponent(p.name)}=${encodeURIComponent(p.example!)}`)
+    .join('&');
+  return `/views/${view.name}${q ? `?${q}` : ''}`;
+}
+
+/** Runs composite views (README "Composite views"): validation, the parts, the one answer, metrics. */
+@Injectable()
+export class ViewsService {
+  constructor(
+    readonly registry: ViewsRegistry,
+    private readonly metrics: ViewsMetrics,
+    @Inject(ROUTE_CALLER) private readonly caller: RouteCaller,
+    @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
+  ) {}
+
+  timeoutOf(view: ViewDefinition): number {
+    return view.timeoutMs ?? this.config.views.timeoutMs;
+  }
+
+  list(): ViewListing[] {
+    return this.registry.all().map((v) => ({
+      name: v.name,
+      description: v.description,
+      parameters: v.params.map((p) => ({
+        name: p.name,
+        type: p.type,
+        required: p.required,
+        ...(p.description ? { description: p.description } : {}),
+        ...(p.pattern ? { pattern: p.pattern.source } : {}),
+        ...(p.enum ? { enum: p.enum } : {}),
+        ...(p.default !== undefined ? { default: p.default } : {}),
+        ...(p.example !== undefined ? { example: p.example } : {}),
+      })),
+      parts: v.parts.map((p) => ({
+        name: p.name,
+        route: p.route.id,
+        interface: p.upstream,
+        optional: p.optional,
+        step: p.step,
+      })),
+      timeoutMs: this.timeoutOf(v),
+      exampleUrl: exampleUrlOf(v),
+    }));
+  }
+
+  stats(): ViewStats[] {
+    return this.registry.all().map((v) => ({
+      name: v.name,
+      description: v.description,
+      parts: v.parts.length,
+      exampleUrl: exampleUrlOf(v),
+      ...this.metrics.countsOf(v.name),
+    }));
+  }
+
+  async run(call: ViewCall): Promise<ViewResult> {
+    const started = performance.now();
+    const view = this.registry.get(call.name);
+    if (!view)
+      throw new GatewayError('NOT_FOUND', {
+        message: `No view named "${call.name}"; GET /views lists them.`,
+      });
+    const request = readViewRequest(view, call.query, {
+      defaultMs: this.timeoutOf(view),
+      maxMs: this.config.views.maxTimeoutMs,
+    });
+    const run = await runView(this.caller, {
+      view,
+      params: request.params,
+      caller: call.caller,
+      requestId: call.requestId,
+      timeoutMs: request.timeoutMs,
+    });
+    for (const [part, o] of run.outcomes) this.metrics.recordPart(view.name, part, o.result);
+    const answer = composeAnswer(view, run, request.fields);
+    const notModified = answer.etag !== undefined && etagMatches(call.ifNoneMatch, answer.etag);
+    this.metrics.recordCall(
+      view.name,
+      notModified ? 'not_modified' : answer.failedPart ? 'failed' : answer.complete ? 'complete' : 'partial',
+      (performance.now() - started) / 1000,
+    );
+    return { ...answer, notModified };
+  }
+}
