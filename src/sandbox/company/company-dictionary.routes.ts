@@ -1,6 +1,6 @@
 // The fake Company v2's dictionaries.
 import { companies, COMPANY_ACCOUNTS, COMPANY_STANDARDS, INDUSTRY_CLASSES } from './company.data.js';
-import { MACRO_COUNTRIES } from '../macro/macro-dictionaries.data.js';
+import { COUNTRIES } from '../data/countries.js';
 import type { RouteParams } from '../fake-router.js';
 import { type CompanyHandler, items, notFound } from './company-errors.js';
 import { KIND_NAMES } from './company-views.js';
@@ -13,13 +13,13 @@ export function companyDictionaryRoutes(get: (p: string, h: CompanyHandler) => v
   get(
     '/dictionary/cities',
     list(
-      MACRO_COUNTRIES.flatMap((c, i) =>
+      COUNTRIES.flatMap((c, i) =>
         [1, 2, 3].map((n) => ({ cityId: i * 10 + n, name: `${c.name} City ${n}`, countryCode: c.id })),
       ),
     ),
   );
   get('/dictionary/company_types', list(Object.entries(KIND_NAMES).map(([id, name]) => ({ id, name }))));
-  get('/dictionary/countries', list(MACRO_COUNTRIES.map((c) => ({ countryCode: c.id, name: c.name }))));
+  get('/dictionary/countries', list(COUNTRIES.map((c) => ({ countryCode: c.id, name: c.name }))));
   get(
     '/dictionary/currencies',
     list([
@@ -71,9 +71,7 @@ export function companyDictionaryRoutes(get: (p: string, h: CompanyHandler) => v
   );
   get(
     '/dictionary/regions',
-    list(
-      MACRO_COUNTRIES.map((c, i) => ({ regionId: 100 + i, name: `${c.name} Central`, countryCode: c.id })),
-    ),
+    list(COUNTRIES.map((c, i) => ({ regionId: 100 + i, name: `${c.name} Central`, countryCode: c.id }))),
   );
   get('/dictionary/standards', list([...COMPANY_STANDARDS]));
   const standard = (params: RouteParams) => COMPANY_STANDARDS.find((s) => s.id === Number(params.id));
@@ -91,7 +89,7 @@ export function companyDictionaryRoutes(get: (p: string, h: CompanyHandler) => v
   get(
     '/dictionary/stock_exchanges',
     list(
-      MACRO_COUNTRIES.map((c) => ({
+      COUNTRIES.map((c) => ({
         code: `${c.id}SE`,
         name: `${c.name} Stock Exchange`,
         countryCode: c.id,
