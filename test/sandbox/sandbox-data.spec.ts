@@ -1,4 +1,5 @@
-import { companies } from '../../src/sandbox/company/company.data.js';
+import { companies, featuredCompanies } from '../../src/sandbox/company/company.data.js';
+import { dealCompanies, deals } from '../../src/sandbox/deals/deals.data.js';
 import { COUNTRIES } from '../../src/sandbox/data/countries.js';
 import { createRng, hashSeed } from '../../src/sandbox/data/seeded.js';
 import { MACRO_INDICATORS, MACRO_UNITS } from '../../src/sandbox/macro/macro-dictionaries.data.js';
@@ -50,6 +51,19 @@ describe('sandbox data', () => {
       new Set(['banking', 'insurance', 'non-financial']),
     );
     expect(documents()).toHaveLength(300);
+  });
+
+  it('links the featured companies (two per country) to several documents and deals each, by id and name', () => {
+    expect(featuredCompanies()).toHaveLength(2 * COUNTRIES.length);
+    for (const c of featuredCompanies()) {
+      const docs = documents().filter((d) => d.companies.some((x) => x.id === c.companyId));
+      const involved = deals().filter((d) => dealCompanies(d).some((x) => x.id === c.companyId));
+      expect(docs.length).toBeGreaterThanOrEqual(3);
+      expect(involved.length).toBeGreaterThanOrEqual(3);
+      for (const d of docs) expect(d.companies.find((x) => x.id === c.companyId)?.name).toBe(c.companyName);
+      for (const d of involved)
+        expect(dealCompanies(d).find((x) => x.id === c.companyId)?.name).toBe(c.companyName);
+    }
   });
 
   describe('macro series', () => {

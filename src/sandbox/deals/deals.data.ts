@@ -88,8 +88,9 @@ export const deals = memo((): DealRecord[] => {
   const advs = advisors();
   const financial = advs.filter((a) => a.type === 'Financial');
   const legal = advs.filter((a) => a.type === 'Legal');
+  let featuredNo = 0;
   return Array.from({ length: DEAL_COUNT }, (_, i) => {
-    const target = i % 4 === 3 ? rng.pick(comps) : featured[i % featured.length];
+    const target = i % 4 === 3 ? rng.pick(comps) : featured[featuredNo++ % featured.length];
     let buyer = rng.chance(0.5) ? rng.pick(featured) : rng.pick(comps);
     if (buyer.companyId === target.companyId) buyer = comps[(comps.indexOf(target) + 1) % comps.length];
     let seller = rng.pick(comps);

@@ -60,9 +60,11 @@ export const documents = memo((): DocumentRecord[] => {
   const pubs = emisPublications();
   const comps = companies();
   const featured = featuredCompanies();
+  // Company news goes round the featured companies in turn, so each gets its share.
+  let newsNo = 0;
   return Array.from({ length: DOCUMENT_COUNT }, (_, i) => {
     const companyNews = i % 3 !== 2;
-    const company = companyNews ? featured[i % featured.length] : rng.pick(comps);
+    const company = companyNews ? featured[newsNo++ % featured.length] : rng.pick(comps);
     const country = EMIS_COUNTRIES.find((c) => c.code === company.countryCode) ?? EMIS_COUNTRIES[0];
     const subject = rng.pick(HEADLINE_SUBJECTS);
     const language = rng.chance(0.7) ? EMIS_LANGUAGES[0] : rng.pick(EMIS_LANGUAGES);
