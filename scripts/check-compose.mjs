@@ -29,7 +29,6 @@ const FROM_ENV_FILE = {
   UPSTREAM_COMPANY_TOKEN: 'placeholder-company-key-0123456789',
   UPSTREAM_DOCUMENTS_TOKEN: 'placeholder-documents-key-0123456789',
   UPSTREAM_DEALS_TOKEN: 'placeholder-deals-key-0123456789',
-  ATRIUM_ADMIN_TOKEN: 'placeholder-admin-token-0123456789',
 };
 
 const failures = [];

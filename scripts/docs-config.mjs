@@ -30,8 +30,9 @@ const GATEWAY = {
   },
   ATRIUM_REDIS_PREFIX: { meaning: 'prefix of every Redis key and channel of this fleet' },
   ATRIUM_CONSUMERS_FILE: {
-    default: '– (required outside sandbox)',
-    meaning: 'path of the consumers file ([below](#consumers-and-keys))',
+    default: '– (required outside sandbox, unless `REDIS_URL` is set)',
+    meaning:
+      'path of the consumers file ([below](#consumers-and-keys)); with Redis it only seeds an empty consumer store',
   },
   ATRIUM_SANDBOX: {
     meaning:
@@ -70,7 +71,11 @@ const GATEWAY = {
     meaning: 'lease of the fleet-wide in-flight marker (renewed while the call runs)',
   },
   ATRIUM_CACHE_REDIS_TIMEOUT_MS: { meaning: 'timeout of every Redis round trip of the cache' },
-  ATRIUM_ADMIN_TOKEN: { default: '– (admin API off)', meaning: 'operator token of the admin API (secret)' },
+  ATRIUM_ADMIN_TOKEN: {
+    default: '–',
+    meaning:
+      '**deprecated** former name of `ATRIUM_OPERATOR_TOKEN`: still read (a warning at boot) when that one is unset; both set and different → the boot fails',
+  },
   ATRIUM_BATCH_MAX_ITEMS: { meaning: 'most items in one `POST /batch`' },
   ATRIUM_BATCH_TIMEOUT_MS: { meaning: "a batch's default and longest overall deadline" },
   ATRIUM_VIEWS_FILE: {
@@ -81,7 +86,10 @@ const GATEWAY = {
   ATRIUM_VIEWS_TIMEOUT_MS: { meaning: "a view's deadline unless the view or the call sets one" },
   ATRIUM_VIEWS_MAX_TIMEOUT_MS: { meaning: 'the longest deadline a view or a call may ask for' },
   ATRIUM_CORS_MAX_AGE_SECONDS: { meaning: 'how long browsers may cache a CORS preflight answer' },
-  ATRIUM_OPERATOR_TOKEN: { default: '– (console off)', meaning: "the operator console's key (secret)" },
+  ATRIUM_OPERATOR_TOKEN: {
+    default: '– (console and admin API off)',
+    meaning: 'the one operator token: the console and the admin API `/admin/**` (secret)',
+  },
   ATRIUM_LINK_SECRET: {
     default: '– (random per process)',
     meaning:

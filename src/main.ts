@@ -61,8 +61,13 @@ async function bootstrap(): Promise<void> {
   else if (sandbox) {
     demoKey = env.ATRIUM_DEMO_KEY || sandboxKey('demo');
     consumers = [demoConsumer(demoKey, UPSTREAM_NAMES)];
-  } else
-    throw new ConfigError('Invalid configuration: ATRIUM_CONSUMERS_FILE (required outside sandbox mode)');
+  } else if (config.redisUrl)
+    // Consumers live in Redis (README "Consumers at run time"): loaded by ConsumerRegistry before listening.
+    consumers = [];
+  else
+    throw new ConfigError(
+      'Invalid configuration: ATRIUM_CONSUMERS_FILE (required outside sandbox mode without REDIS_URL)',
+    );
 
   // One pino logger for Nest's own messages (boot errors included) and the per-request lines: JSON on
   // stdout, pretty only in development.

@@ -38,6 +38,7 @@ export type ErrorBody = {
  * - `NOT_FOUND` (404): Not found.
  * - `METHOD_NOT_ALLOWED` (405): This method is not allowed on this path.
  * - `REQUEST_TIMEOUT` (408): The request was not received in time.
+ * - `CONFLICT` (409): The request conflicts with the current state of the resource.
  * - `PAYLOAD_TOO_LARGE` (413): The request body is too large.
  * - `URI_TOO_LONG` (414): The request URL is too long.
  * - `UNSUPPORTED_FORMAT` (415): Only json and xml are supported.
@@ -50,7 +51,7 @@ export type ErrorBody = {
  * - `UPSTREAM_UNAVAILABLE` (503, retryable): The data service is unavailable.
  * - `UPSTREAM_TIMEOUT` (504, retryable): The data service did not answer in time.
  */
-export type ErrorCode = "VALIDATION_FAILED" | "UPSTREAM_BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "UPSTREAM_FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_FORMAT" | "CONSUMER_RATE_LIMITED" | "UPSTREAM_RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_AUTH_FAILED" | "UPSTREAM_ERROR" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT";
+export type ErrorCode = "VALIDATION_FAILED" | "UPSTREAM_BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "UPSTREAM_FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_FORMAT" | "CONSUMER_RATE_LIMITED" | "UPSTREAM_RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_AUTH_FAILED" | "UPSTREAM_ERROR" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT";
 
 /**
  * One envelope for every failure (JSON, or XML when XML was asked for). Under `/macro` it also carries the CEIC-shaped `errors: {status, code, message}` object; under the EMIS prefixes `errors: [{code, detail}]`, so vendor clients raise their own exceptions. `error` is the contract for new clients.

@@ -60,16 +60,19 @@ export interface AtriumConfig {
   readonly defaultRetryAfterSeconds: number;
   readonly shutdownGraceMs: number;
   readonly cache: CacheConfig;
-  /** Operator key of the admin API; undefined → the admin API answers 403. */
-  readonly adminToken?: string;
   /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
   readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
   /** Composite views: the views file (undefined → config/views.yaml if present) and deadlines. */
   readonly views: { readonly file?: string; readonly timeoutMs: number; readonly maxTimeoutMs: number };
   /** How long browsers may cache a CORS preflight answer. */
   readonly corsMaxAgeSeconds: number;
-  /** The operator console's key; undefined → the console is off. */
+  /**
+   * The one operator token (console and admin API); undefined → the console is off and the admin API
+   * answers 403.
+   */
   readonly operatorToken?: string;
+  /** The variable it came from: the deprecated `ATRIUM_ADMIN_TOKEN` is logged as such at boot. */
+  readonly operatorTokenFrom?: 'ATRIUM_OPERATOR_TOKEN' | 'ATRIUM_ADMIN_TOKEN';
   /** Gateway-signed download links that replace vendor links carrying our credential. */
   readonly links: LinksConfig;
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
@@ -101,6 +104,11 @@ export function loadConfig(
     });
     if (u) configs[spec.name] = u;
   }
+  if (g?.ATRIUM_ADMIN_TOKEN && g.ATRIUM_OPERATOR_TOKEN && g.ATRIUM_ADMIN_TOKEN !== g.ATRIUM_OPERATOR_TOKEN)
+    // One operator token: two different ones would leave an operator guessing which opens what.
+    problems.push(
+      'ATRIUM_ADMIN_TOKEN (deprecated; differs from ATRIUM_OPERATOR_TOKEN: set only ATRIUM_OPERATOR_TOKEN)',
+    );
   const ttlOverrides = parseTtlOverrides(env.ATRIUM_CACHE_TTL_OVERRIDES);
   if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
   if (g && g.ATRIUM_VIEWS_TIMEOUT_MS > g.ATRIUM_VIEWS_MAX_TIMEOUT_MS)
@@ -131,7 +139,6 @@ export function loadConfig(
       coalesceLeaseMs: g.ATRIUM_CACHE_COALESCE_LEASE_MS,
       redisTimeoutMs: g.ATRIUM_CACHE_REDIS_TIMEOUT_MS,
     },
-    adminToken: g.ATRIUM_ADMIN_TOKEN,
     batch: { maxItems: g.ATRIUM_BATCH_MAX_ITEMS, timeoutMs: g.ATRIUM_BATCH_TIMEOUT_MS },
     views: {
       file: g.ATRIUM_VIEWS_FILE,
@@ -139,7 +146,12 @@ export function loadConfig(
       maxTimeoutMs: g.ATRIUM_VIEWS_MAX_TIMEOUT_MS,
     },
     corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
-    operatorToken: g.ATRIUM_OPERATOR_TOKEN,
+    operatorToken: g.ATRIUM_OPERATOR_TOKEN ?? g.ATRIUM_ADMIN_TOKEN,
+    operatorTokenFrom: g.ATRIUM_OPERATOR_TOKEN
+      ? 'ATRIUM_OPERATOR_TOKEN'
+      : g.ATRIUM_ADMIN_TOKEN
+        ? 'ATRIUM_ADMIN_TOKEN'
+        : undefined,
     links: {
       // No default secret: a random one signs links that only this process accepts (README "Key custody").
       secret: g.ATRIUM_LINK_SECRET ?? randomBytes(32).toString('base64url'),

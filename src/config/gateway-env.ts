@@ -36,7 +36,7 @@ export class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(0) @Max(DAY_MS) ATRIUM_CACHE_NEGATIVE_TTL_MS = 0;
   @Type(() => Number) @IsInt() @Min(100) @Max(600_000) ATRIUM_CACHE_COALESCE_LEASE_MS = 3_000;
   @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_CACHE_REDIS_TIMEOUT_MS = 250;
-  /** Operator key of the admin API (secret; no default: the admin API is off without it). */
+  /** Deprecated name of ATRIUM_OPERATOR_TOKEN (still read, with a warning at boot). */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_ADMIN_TOKEN?: string;
   // Front end and operators (batch, CORS, console).
   @Type(() => Number) @IsInt() @Min(1) @Max(100) ATRIUM_BATCH_MAX_ITEMS = 20;
@@ -46,7 +46,7 @@ export class GatewayEnv {
   @IsOptional() @IsString() @MinLength(1) ATRIUM_VIEWS_FILE?: string;
   @Type(() => Number) @IsInt() @Min(1) @Max(120_000) ATRIUM_VIEWS_TIMEOUT_MS = 5_000;
   @Type(() => Number) @IsInt() @Min(1) @Max(120_000) ATRIUM_VIEWS_MAX_TIMEOUT_MS = 30_000;
-  /** Secret: no default. Unset → the operator console is off. */
+  /** The operator token of the console and the admin API. Secret: no default. Unset → both are off. */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
   // Gateway-signed download links (README "Key custody").
   /** HMAC key of signed links (secret: no default; unset → a random one per process). */

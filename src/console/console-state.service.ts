@@ -4,6 +4,8 @@ import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
 import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
+import { ConsumerRegistry, type ConsumerSourceState } from '../core/auth/consumer-registry.service.js';
+import { consumerView, type ConsumerKeyView } from '../admin/consumer-view.js';
 import { ReadinessService, type UpstreamReadiness } from '../health/readiness.service.js';
 import { METRICS_REGISTRY } from '../metrics/metrics.tokens.js';
 import { ProxyService } from '../proxy/proxy.service.js';
@@ -62,6 +64,10 @@ export interface UpstreamState {
 
 export interface ConsumerState {
   id: string;
+  /** Disabled by an operator: every key answers 403. */
+  enabled: boolean;
+  /** Ids and dates only (key rotation from the console goes through /admin/consumers). */
+  keys: ConsumerKeyView[];
   upstreams: string[];
   write: boolean;
   weight: number;
@@ -91,6 +97,8 @@ export interface ConsoleState {
   windowSeconds: number;
   upstreams: UpstreamState[];
   consumers: ConsumerState[];
+  /** Where consumers come from, and whether the console may change them (not when the file rules). */
+  consumerSource: Pick<ConsumerSourceState, 'source' | 'writable' | 'lastError'>;
   /** The composite views in force, with their calls since start (complete, partial, failed, 304). */
   views: ViewStats[];
   /** Which metric families were found: the page says "n/a" for the others. */
@@ -148,6 +156,7 @@ export class ConsoleStateService {
     private readonly readinessService: ReadinessService,
     private readonly proxy: ProxyService,
     private readonly errors: RecentErrors,
+    private readonly consumerRegistry: ConsumerRegistry,
     private readonly views: ViewsService,
   ) {}
 
@@ -321,8 +330,11 @@ export class ConsoleStateService {
 
     const consumers = this.consumers.all().map((c): ConsumerState => {
       const hist = this.history((s) => s.consumerRequests, c.id);
+      const view = consumerView(c, now);
       return {
         id: c.id,
+        enabled: view.enabled,
+        keys: view.keys,
         upstreams: [...c.upstreams],
         write: c.write,
         weight: c.weight,
@@ -356,6 +368,9 @@ export class ConsoleStateService {
       windowSeconds,
       upstreams,
       consumers,
+      consumerSource: (({ source, writable, lastError }) => ({ source, writable, lastError }))(
+        this.consumerRegistry.state(),
+      ),
       views: this.views.stats(),
       metrics: Object.fromEntries(
         Object.entries(CONSOLE_METRICS).map(([k, name]) => [

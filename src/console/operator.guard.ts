@@ -16,7 +16,7 @@ export function presentedOperatorToken(req: FastifyRequest): string | undefined 
 }
 
 /**
- * Guards the console's data: the operator key (`ATRIUM_OPERATOR_TOKEN`), compared in constant time as
+ * Guards the console's data: the operator token (`ATRIUM_OPERATOR_TOKEN`, the admin API's too), compared in constant time as
  * SHA-256 digests (equal lengths whatever was sent). No token configured → the console is off (404).
  * Consumer keys are no operator keys.
  */

@@ -2,6 +2,7 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { Consumer } from './auth/consumer.js';
 import { ConsumerAuthGuard, CONSUMER_STORE, UpstreamAccessGuard } from './auth/consumer-auth.guard.js';
+import { ConsumerRegistry } from './auth/consumer-registry.service.js';
 import { ConsumerStore } from './auth/consumer-store.service.js';
 import { ErrorShapeRegistry } from './errors/error-shape.registry.js';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter.js';
@@ -21,6 +22,8 @@ export class CoreModule {
         SecretRedactor,
         ErrorShapeRegistry,
         { provide: CONSUMER_STORE, useValue: new ConsumerStore(consumers) },
+        // Keeps the store in step with its source: Redis (pub/sub), or the file (SIGHUP, on change).
+        ConsumerRegistry,
         // Global guards run in this order: who is calling, that consumer's quota (its headers go on every
         // answer, 403 included), then what the consumer may use.
         { provide: APP_GUARD, useClass: ConsumerAuthGuard },
@@ -29,7 +32,7 @@ export class CoreModule {
         GatewayExceptionFilter,
         { provide: APP_FILTER, useExisting: GatewayExceptionFilter },
       ],
-      exports: [SecretRedactor, ErrorShapeRegistry, CONSUMER_STORE, GatewayExceptionFilter],
+      exports: [SecretRedactor, ErrorShapeRegistry, CONSUMER_STORE, ConsumerRegistry, GatewayExceptionFilter],
     };
   }
 }

@@ -37,7 +37,7 @@ describe('cache configuration', () => {
       coalesceLeaseMs: 3_000,
       redisTimeoutMs: 250,
     });
-    expect(c.adminToken).toBeUndefined();
+    expect(c.operatorToken).toBeUndefined();
     const secret = 'short-secret';
     let message = '';
     try {

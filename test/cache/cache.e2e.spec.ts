@@ -248,7 +248,7 @@ describe('response cache through the whole gateway (memory store)', () => {
       expect((await admin('/admin/cache/purge', { path: '/nope/x' })).status).toBe(400);
     });
 
-    it('is off without ATRIUM_ADMIN_TOKEN', async () => {
+    it('is off without an operator token', async () => {
       const off = await startGateway({
         env: { UPSTREAM_MACRO_BASE_URL: fake.url, UPSTREAM_MACRO_TOKEN: UPSTREAM_TOKEN },
         consumers: [reader.consumer],
@@ -260,7 +260,7 @@ describe('response cache through the whole gateway (memory store)', () => {
           body: '{"upstream":"macro"}',
         });
         expect(res.status).toBe(403);
-        expect(res.json().error.message).toContain('ATRIUM_ADMIN_TOKEN');
+        expect(res.json().error.message).toContain('ATRIUM_OPERATOR_TOKEN');
       } finally {
         await off.close();
       }

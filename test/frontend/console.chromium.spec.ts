@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { keyIdOf } from '../../src/core/auth/consumer-record.js';
+import { recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http } from '../helpers/gateway.js';
@@ -37,10 +39,12 @@ describe('operator console in headless Chromium', () => {
     weight: 2,
     limits: [{ name: 'per-second', ttlMs: 1000, limit: 50 }],
   });
+  // Its key is rotated from the console (the others keep theirs for the traffic below).
+  const batch = testConsumer({ id: 'nightly-batch', upstreams: new Set(['macro']) });
   const gw = withGateway({
     sandbox: true,
     env: { ATRIUM_OPERATOR_TOKEN: operatorKey },
-    consumers: [web, research],
+    consumers: [web, research, batch],
   });
   let browser: Browser;
   let page: Page;
@@ -104,6 +108,61 @@ describe('operator console in headless Chromium', () => {
       timeout: 6000,
     });
     expect(await page.locator('#updated').getAttribute('class')).toMatch(/\bok\b/);
+  });
+
+  it('rotates a consumer’s key: a new key shown once, both work, the old one retired; disable and enable', async () => {
+    const call = async (key: string) => (await gw.request('/macro/dictionary/units', key)).status;
+    const oldId = keyIdOf(batch.consumer.keyHashes[0]);
+    const row = page.locator('[data-consumer="nightly-batch"]');
+    expect(await textWhen(row.locator('[data-field="state"]'), /enabled/)).toBe('enabled');
+    await row.locator('[data-action="rotate"]').click();
+    const panel = page.locator('#rotation[data-rotation="nightly-batch"]');
+    await panel.waitFor({ state: 'visible' });
+    expect(await panel.locator('[data-key]').count()).toBe(1);
+    // The only key cannot be retired from the console.
+    expect(await panel.locator(`[data-key="${oldId}"] [data-action="retire"]`).isDisabled()).toBe(true);
+
+    await page.click('#new-key');
+    const newKey = await textWhen(page.locator('#issued-key'), /^atr_/);
+    expect(newKey).toMatch(/^atr_[A-Za-z0-9_-]{43}$/);
+    recordSecret(newKey);
+    expect(await page.locator('#issued-for').textContent()).toBe('nightly-batch');
+    expect([await call(batch.key), await call(newKey)]).toEqual([200, 200]);
+    await eventually(async () => (await panel.locator('[data-key]').count()) === 2, {
+      what: 'two keys listed',
+    });
+    // The key stays on screen across refreshes until the operator hides it.
+    const shown = await page.locator('#updated').textContent();
+    await eventually(async () => (await page.locator('#updated').textContent()) !== shown, {
+      what: 'a refresh',
+    });
+    expect(await page.locator('#issued-key').textContent()).toBe(newKey);
+    await page.click('#hide-issued');
+    expect(await page.locator('#issued').isVisible()).toBe(false);
+
+    await panel.locator(`[data-key="${oldId}"] [data-action="retire"]`).click();
+    await eventually(async () => (await call(batch.key)) === 401, { what: 'the old key retired' });
+    expect(await call(newKey)).toBe(200);
+    expect(await textWhen(page.locator('#rotation-msg'), /retired/)).toContain(oldId);
+    await eventually(async () => (await panel.locator('[data-key]').count()) === 1, {
+      what: 'one key listed',
+    });
+    expect(await textWhen(row.locator('[data-field="keys"]'), /^1 active/)).toMatch(/^1 active/);
+
+    await page.click('#toggle-consumer');
+    expect(await textWhen(row.locator('[data-field="state"]'), /disabled/)).toBe('disabled');
+    expect(await call(newKey)).toBe(403);
+    await eventually(
+      async () => (await page.locator('#toggle-consumer').textContent()) === 'Enable consumer',
+      {
+        what: 'the enable button',
+      },
+    );
+    await page.click('#toggle-consumer');
+    expect(await textWhen(row.locator('[data-field="state"]'), /^enabled/)).toBe('enabled');
+    expect(await call(newKey)).toBe(200);
+    await page.click('#close-rotation');
+    expect(await panel.isVisible()).toBe(false);
   });
 
   describe('after a 429 from the macro upstream', () => {

@@ -8,6 +8,11 @@
   var REFRESH_MS = 2000;
   var SVGNS = 'http://www.w3.org/2000/svg';
   var stateUrl = location.pathname.replace(/\/+$/, '') + '/api/state';
+  // Consumers and their keys are changed through the admin API, with the same operator key.
+  var ADMIN_URL = '/admin/consumers';
+  // The consumer whose keys the rotation panel shows (null: closed), and the last state rendered.
+  var selected = null;
+  var lastState = null;
   var timer = null;
   var paused = false;
   var lastOk = 0;
@@ -344,7 +349,118 @@
           ? c.rejections.rateLimited + ' (' + ago(c.rejections.lastRateLimitedAt) + ')'
           : '0',
       }),
+      el('td', {}, [
+        el('span', {
+          cls: 'pill ' + (c.enabled ? 'ok' : 'bad'),
+          'data-field': 'state',
+          text: c.enabled ? 'enabled' : 'disabled',
+        }),
+      ]),
+      el('td', {}, [
+        el('span', { 'data-field': 'keys', text: activeKeys(c).length + ' active ' }),
+        keysButton(c.id),
+      ]),
     ]);
+  }
+
+  function activeKeys(c) {
+    return c.keys.filter(function (k) {
+      return k.state === 'active';
+    });
+  }
+  function keysButton(id) {
+    var b = el('button', { type: 'button', 'data-action': 'rotate', text: 'Keys…' });
+    b.addEventListener('click', function () {
+      selected = id;
+      hideIssued();
+      message('');
+      if (lastState) renderRotation(lastState);
+    });
+    return b;
+  }
+
+  // ---- key rotation (admin API) ----
+  async function admin(method, path) {
+    var res = await fetch(ADMIN_URL + path, {
+      method: method,
+      headers: { authorization: 'Bearer ' + sessionStorage.getItem(KEY), accept: 'application/json' },
+      cache: 'no-store',
+    });
+    var body =
+      res.status === 204
+        ? null
+        : await res.json().catch(function () {
+            return null;
+          });
+    if (!res.ok)
+      throw new Error(body && body.error && body.error.message ? body.error.message : 'HTTP ' + res.status);
+    return body;
+  }
+  function message(text, ok) {
+    var m = document.getElementById('rotation-msg');
+    m.className = 'msg' + (ok ? ' ok' : '');
+    m.textContent = text;
+  }
+  function hideIssued() {
+    document.getElementById('issued').classList.add('hidden');
+    document.getElementById('issued-key').textContent = '';
+  }
+  // Runs one admin call, says how it went, and refreshes the state at once.
+  function act(method, path, done) {
+    message('');
+    admin(method, path)
+      .then(function (body) {
+        if (done) done(body);
+        refresh();
+      })
+      .catch(function (e) {
+        message(e.message);
+      });
+  }
+  function renderRotation(s) {
+    var panel = document.getElementById('rotation');
+    var c =
+      selected &&
+      s.consumers.filter(function (x) {
+        return x.id === selected;
+      })[0];
+    if (!c) {
+      panel.classList.add('hidden');
+      return;
+    }
+    panel.classList.remove('hidden');
+    panel.setAttribute('data-rotation', c.id);
+    var writable = s.consumerSource && s.consumerSource.writable;
+    document.getElementById('rotation-title').textContent = 'Keys of ' + c.id;
+    document.getElementById('rotation-note').textContent = writable
+      ? 'Rotation: add a new key, give it to the app team, then retire the old key once they use the new one. ' +
+        'Both work meanwhile; changes reach every replica within a second.'
+      : 'Consumers come from the consumers file on this gateway (no Redis): edit the file to change them ' +
+        '(it is reloaded on change and on SIGHUP).';
+    var active = activeKeys(c).length;
+    document.getElementById('new-key').disabled = !writable;
+    var toggle = document.getElementById('toggle-consumer');
+    toggle.disabled = !writable;
+    toggle.textContent = c.enabled ? 'Disable consumer' : 'Enable consumer';
+    var rows = c.keys.map(function (k) {
+      var retire = el('button', { type: 'button', 'data-action': 'retire', text: 'Retire' });
+      // The last usable key is not retired from here: the consumer would be locked out.
+      retire.disabled = !writable || (k.state === 'active' && active <= 1);
+      retire.addEventListener('click', function () {
+        act('DELETE', '/' + encodeURIComponent(c.id) + '/keys/' + encodeURIComponent(k.id), function () {
+          message('Key ' + k.id + ' retired.', true);
+        });
+      });
+      return el('tr', { 'data-key': k.id }, [
+        el('td', { cls: 'id', text: k.id }),
+        el('td', { text: k.createdAt ? new Date(k.createdAt).toLocaleString() : '—' }),
+        el('td', { text: k.expiresAt ? new Date(k.expiresAt).toLocaleString() : 'never' }),
+        el('td', { 'data-field': 'key-state', text: k.state }),
+        el('td', {}, retire),
+      ]);
+    });
+    var body = document.getElementById('rotation-keys');
+    body.replaceChildren.apply(body, rows);
   }
 
   function viewRow(v) {
@@ -377,6 +493,8 @@
     grid.replaceChildren.apply(grid, s.upstreams.map(upstreamCard));
     var body = document.getElementById('consumers');
     body.replaceChildren.apply(body, s.consumers.map(consumerRow));
+    lastState = s;
+    renderRotation(s);
     var views = document.getElementById('views');
     views.replaceChildren.apply(
       views,
@@ -457,6 +575,31 @@
     document.getElementById('token').value = '';
     refresh();
   });
+  document.getElementById('new-key').addEventListener('click', function () {
+    var id = selected;
+    if (!id) return;
+    act('POST', '/' + encodeURIComponent(id) + '/keys', function (body) {
+      document.getElementById('issued-for').textContent = id;
+      document.getElementById('issued-key').textContent = body.key;
+      document.getElementById('issued').classList.remove('hidden');
+    });
+  });
+  document.getElementById('toggle-consumer').addEventListener('click', function () {
+    var c =
+      lastState &&
+      lastState.consumers.filter(function (x) {
+        return x.id === selected;
+      })[0];
+    if (!c) return;
+    act('POST', '/' + encodeURIComponent(c.id) + (c.enabled ? '/disable' : '/enable'));
+  });
+  document.getElementById('close-rotation').addEventListener('click', function () {
+    selected = null;
+    hideIssued();
+    message('');
+    document.getElementById('rotation').classList.add('hidden');
+  });
+  document.getElementById('hide-issued').addEventListener('click', hideIssued);
   document.getElementById('pause').addEventListener('click', function () {
     paused = !paused;
     this.textContent = paused ? 'Resume' : 'Pause';
@@ -466,6 +609,8 @@
   document.getElementById('logout').addEventListener('click', function () {
     sessionStorage.removeItem(KEY);
     clearTimeout(timer);
+    selected = null;
+    hideIssued();
     showLogin('Signed out.');
   });
   refresh();

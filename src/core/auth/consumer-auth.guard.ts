@@ -16,6 +16,11 @@ declare module 'fastify' {
 
 export const CONSUMER_STORE = Symbol('ConsumerStore');
 
+/** A consumer an operator disabled: its keys are known, so the answer says why instead of a bare 401. */
+export function disabled(consumer: Consumer): GatewayError {
+  return new GatewayError('FORBIDDEN', { message: `Consumer "${consumer.id}" is disabled by the operator.` });
+}
+
 /** The first global guard: who is calling (401). UpstreamAccessGuard decides what they may use (403). */
 @Injectable()
 export class ConsumerAuthGuard implements CanActivate {
@@ -37,6 +42,7 @@ export class ConsumerAuthGuard implements CanActivate {
     const consumer = this.store.authenticate(key);
     if (!consumer)
       throw GatewayError.expected('UNAUTHENTICATED', { message: 'The gateway key is not valid.' });
+    if (consumer.enabled === false) throw disabled(consumer);
     req.consumer = consumer;
     return true;
   }

@@ -1,4 +1,15 @@
-/** An internal app allowed to call the gateway. Loaded from the consumers file (see README). */
+/** One of a consumer's keys: only its SHA-256 digest is kept. Several live at once during a rotation. */
+export interface ConsumerKey {
+  /** Short public name of the key (admin API, console, audit lines); never derived reversibly from it. */
+  readonly id: string;
+  readonly hash: Buffer;
+  /** Epoch ms after which the key no longer opens the gateway (a rotation's overlap end); none → no end. */
+  readonly expiresAt?: number;
+  /** Epoch ms the key was issued (keys made by the admin API). */
+  readonly createdAt?: number;
+}
+
+/** An internal app allowed to call the gateway: from the consumers file or the admin API (see README). */
 export interface ConsumerLimit {
   /** Name of the window, e.g. `per-second`. */
   readonly name: string;
@@ -10,6 +21,10 @@ export interface Consumer {
   readonly id: string;
   /** SHA-256 digests of the consumer's keys. */
   readonly keyHashes: readonly Buffer[];
+  /** The same keys with their ids and expiry; absent → derived from `keyHashes` (no expiry). */
+  readonly keys?: readonly ConsumerKey[];
+  /** `false`: every key of the consumer is refused (403) until an operator enables it; absent → enabled. */
+  readonly enabled?: boolean;
   readonly upstreams: ReadonlySet<string>;
   /** May use POST/PUT/PATCH/DELETE. */
   readonly write: boolean;

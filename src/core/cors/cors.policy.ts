@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { CONSUMER_STORE } from '../auth/consumer-auth.guard.js';
 import { extractConsumerKey } from '../auth/consumer-key.js';
+import type { Consumer } from '../auth/consumer.js';
 import type { ConsumerStore } from '../auth/consumer-store.service.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
@@ -62,10 +63,10 @@ function header(req: FastifyRequest, name: string): string | undefined {
 @Injectable()
 export class CorsPolicy {
   /** Union of every consumer's origins: what a key-less preflight may be allowed for. */
-  private readonly anyConsumer = new Set<string>();
-  private readonly byConsumer = new Map<string, ReadonlySet<string>>();
+  private anyConsumer = new Set<string>();
+  private byConsumer = new Map<string, ReadonlySet<string>>();
   /** Consumers that also accept any local development origin (the sandbox's demo consumer). */
-  private readonly anyLocalPort = new Set<string>();
+  private anyLocalPort: ReadonlySet<string> = new Set<string>();
   /** Preflight answer headers, built once. */
   private readonly preflight: Record<string, string>;
   private readonly exposed = CORS_EXPOSED_HEADERS.join(', ');
@@ -74,22 +75,34 @@ export class CorsPolicy {
     @Inject(CONSUMER_STORE) private readonly store: ConsumerStore,
     @Inject(ATRIUM_CONFIG) config: Pick<AtriumConfig, 'corsMaxAgeSeconds'>,
   ) {
-    for (const c of store.all()) {
-      const own = new Set<string>();
-      for (const o of c.corsOrigins) {
-        const n = normalizeOrigin(o);
-        if (!n) throw new Error(`consumer "${c.id}": corsOrigins entry is not an http(s) origin`);
-        own.add(n);
-        this.anyConsumer.add(n);
-      }
-      this.byConsumer.set(c.id, own);
-      if (c.corsAnyLocalPort) this.anyLocalPort.add(c.id);
-    }
+    this.build(store.all());
+    // Consumers change at run time (admin API, file reload): the sets are rebuilt whole and swapped.
+    store.onChange((all) => this.build(all));
     this.preflight = {
       'access-control-allow-methods': CORS_ALLOWED_METHODS.join(', '),
       'access-control-allow-headers': CORS_ALLOWED_HEADERS.join(', '),
       'access-control-max-age': String(config.corsMaxAgeSeconds),
     };
+  }
+
+  private build(consumers: readonly Consumer[]): void {
+    const anyConsumer = new Set<string>();
+    const byConsumer = new Map<string, ReadonlySet<string>>();
+    const anyLocalPort = new Set<string>();
+    for (const c of consumers) {
+      const own = new Set<string>();
+      for (const o of c.corsOrigins) {
+        const n = normalizeOrigin(o);
+        if (!n) throw new Error(`consumer "${c.id}": corsOrigins entry is not an http(s) origin`);
+        own.add(n);
+        anyConsumer.add(n);
+      }
+      byConsumer.set(c.id, own);
+      if (c.corsAnyLocalPort) anyLocalPort.add(c.id);
+    }
+    this.anyConsumer = anyConsumer;
+    this.byConsumer = byConsumer;
+    this.anyLocalPort = anyLocalPort;
   }
 
   /** Origins some consumer allows (console, docs). */

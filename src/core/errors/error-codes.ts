@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'REQUEST_TIMEOUT'
+  | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'URI_TOO_LONG'
   | 'UNSUPPORTED_FORMAT'
@@ -30,6 +31,7 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
+  CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   URI_TOO_LONG: 414,
   UNSUPPORTED_FORMAT: 415,
@@ -53,6 +55,7 @@ export const ERROR_RETRYABLE = {
   NOT_FOUND: false,
   METHOD_NOT_ALLOWED: false,
   REQUEST_TIMEOUT: false,
+  CONFLICT: false,
   PAYLOAD_TOO_LARGE: false,
   URI_TOO_LONG: false,
   UNSUPPORTED_FORMAT: false,
@@ -76,6 +79,7 @@ export const ERROR_MESSAGE = {
   NOT_FOUND: 'Not found.',
   METHOD_NOT_ALLOWED: 'This method is not allowed on this path.',
   REQUEST_TIMEOUT: 'The request was not received in time.',
+  CONFLICT: 'The request conflicts with the current state of the resource.',
   PAYLOAD_TOO_LARGE: 'The request body is too large.',
   URI_TOO_LONG: 'The request URL is too long.',
   UNSUPPORTED_FORMAT: 'Only json and xml are supported.',

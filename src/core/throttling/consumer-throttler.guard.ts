@@ -51,7 +51,11 @@ export const CONSUMER_THROTTLER_METRICS = Symbol('ConsumerThrottlerMetrics');
  */
 @Injectable()
 export class ConsumerThrottlerGuard extends ThrottlerGuard {
-  private readonly plans = new Map<Consumer, ConsumerPlan | null>();
+  /**
+   * By consumer id, with the Consumer object the plan was built for: a consumer changed at run time is a new
+   * object, so its plan is rebuilt on its next request and the stale one replaced (not kept beside it).
+   */
+  private readonly plans = new Map<string, { consumer: Consumer; plan: ConsumerPlan | null }>();
   private readonly multi?: MultiWindowThrottlerStorage;
 
   constructor(
@@ -70,13 +74,14 @@ export class ConsumerThrottlerGuard extends ThrottlerGuard {
   /** Plans of the consumers seen so far (the quota gauge reads them). */
   seenPlans(): Iterable<ConsumerPlan> {
     const out: ConsumerPlan[] = [];
-    for (const p of this.plans.values()) if (p) out.push(p);
+    for (const p of this.plans.values()) if (p.plan) out.push(p.plan);
     return out;
   }
 
   private planOf(consumer: Consumer): ConsumerPlan | null {
-    let plan = this.plans.get(consumer);
-    if (plan !== undefined) return plan;
+    const seen = this.plans.get(consumer.id);
+    if (seen !== undefined && seen.consumer === consumer) return seen.plan;
+    let plan: ConsumerPlan | null;
     if (consumer.limits.length === 0) plan = null;
     else {
       const windows = consumer.limits.map((l) => ({ name: l.name, ttlMs: l.ttlMs, limit: l.limit }));
@@ -88,7 +93,7 @@ export class ConsumerThrottlerGuard extends ThrottlerGuard {
         remaining: windows.map((w) => w.limit),
       };
     }
-    this.plans.set(consumer, plan);
+    this.plans.set(consumer.id, { consumer, plan });
     return plan;
   }
 

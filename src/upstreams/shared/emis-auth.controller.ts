@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Controller, Get, Header, HttpCode, Inject, Post, Req, type Type } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Public, UpstreamAccess } from '../../core/auth/auth.decorators.js';
-import { CONSUMER_STORE } from '../../core/auth/consumer-auth.guard.js';
+import { CONSUMER_STORE, disabled } from '../../core/auth/consumer-auth.guard.js';
 import type { ConsumerStore } from '../../core/auth/consumer-store.service.js';
 import { GatewayError } from '../../core/errors/gateway-error.js';
 import { parseQuery, queryObjectOf } from '../../core/http/query-string.js';
@@ -113,6 +113,7 @@ export function createEmisAuthController(opts: EmisAuthControllerOptions): Type<
         throw new GatewayError('UNAUTHENTICATED', {
           message: 'Login refused: the username must be your consumer id and the password your gateway key.',
         });
+      if (consumer.enabled === false) throw disabled(consumer);
       if (!consumer.upstreams.has(upstream))
         throw new GatewayError('FORBIDDEN', {
           message: `Consumer "${consumer.id}" may not use the ${upstream} interface.`,

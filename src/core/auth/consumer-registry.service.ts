@@ -1,0 +1,331 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
+import { REDIS_CLIENT } from '../../redis/redis.tokens.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Consumer } from './consumer.js';
+import { CONSUMER_STORE } from './consumer-auth.guard.js';
+import { checkConsumerSet, ConsumersFileError, parseConsumer, toRecord } from './consumer-record.js';
+import { loadConsumersFile, type ConsumerStore } from './consumer-store.service.js';
+import { RedisConsumerRepository } from './redis-consumer.repository.js';
+
+/** Where the consumers in force come from (README "Consumers at run time"). */
+export type ConsumerSource = 'redis' | 'file' | 'memory';
+
+export interface ConsumerSourceState {
+  readonly source: ConsumerSource;
+  /** Whether the admin API may change consumers here. */
+  readonly writable: boolean;
+  /** Redis: the version in force (0: none loaded yet). */
+  readonly version: number;
+  /** Epoch ms of the last successful load (boot, reload, change). */
+  readonly loadedAt: number;
+  /** The last load that failed and why (Redis unreachable, an invalid file); null once a load succeeds. */
+  readonly lastError: string | null;
+}
+
+/** The consumer's new state, or null to delete it. Throws (GatewayError, ConsumersFileError) to refuse. */
+export type ConsumerChange = (current: Consumer | undefined) => Consumer | null;
+
+/** Safety net beside pub/sub: a missed announcement is caught by the next poll. */
+const POLL_MS = 2_000;
+/** The file is polled by stat (survives editors' rename-over and ConfigMap symlink swaps). */
+const FILE_POLL_MS = 500;
+/** How long boot waits for Redis before serving the file's set (or none) and catching up later. */
+const BOOT_WAIT_MS = 2_000;
+const WRITE_ATTEMPTS = 5;
+
+const digestOf = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Keeps the ConsumerStore in step with the source of truth. With Redis: consumers live in Redis (a given
+ * file seeds an empty store), changes are announced by pub/sub and every replica reloads; a replica that
+ * cannot reach Redis keeps the last set it had. Without Redis: the consumers file is the source, re-read on
+ * SIGHUP and when it changes; an invalid file is refused with a log line and the set in force stays. Without
+ * either (sandbox), changes live in this process only.
+ */
+@Injectable()
+export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Consumers');
+  readonly source: ConsumerSource;
+  private readonly repo?: RedisConsumerRepository;
+  private readonly known: readonly string[];
+  private version = 0;
+  private loadedAt = Date.now();
+  private lastError: string | null = null;
+  private fileDigest?: string;
+  private readonly seed?: readonly Consumer[];
+  private subscriber?: Redis;
+  private poll?: NodeJS.Timeout;
+  private reloading?: Promise<void>;
+  private readonly onHup = () => void this.reloadFile('SIGHUP');
+  private readonly onFileStat = (cur: Stats, prev: Stats) => {
+    if (cur.mtimeMs !== prev.mtimeMs || cur.size !== prev.size || cur.ino !== prev.ino)
+      void this.reloadFile('file changed');
+  };
+
+  constructor(
+    @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
+    @Inject(CONSUMER_STORE) private readonly store: ConsumerStore,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
+  ) {
+    this.known = Object.keys(config.upstreams);
+    this.source = redis ? 'redis' : config.consumersFile ? 'file' : 'memory';
+    if (redis) this.repo = new RedisConsumerRepository(redis, config.redisPrefix);
+    // The set main.ts read from the file: what an empty Redis store is seeded with.
+    if (redis && config.consumersFile) this.seed = store.all();
+  }
+
+  state(): ConsumerSourceState {
+    return {
+      source: this.source,
+      writable: this.source !== 'file',
+      version: this.version,
+      loadedAt: this.loadedAt,
+      lastError: this.lastError,
+    };
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.source === 'file') {
+      const path = this.config.consumersFile!;
+      try {
+        this.fileDigest = digestOf(readFileSync(path, 'utf8'));
+      } catch {
+        // main.ts read it a moment ago; a reload will say what is wrong.
+      }
+      watchFile(path, { interval: FILE_POLL_MS, persistent: false }, this.onFileStat);
+      process.on('SIGHUP', this.onHup);
+      return;
+    }
+    if (!this.redis || !this.repo) return;
+    this.subscribe(this.redis);
+    if (await this.redisReady(this.redis)) await this.syncFromRedis(true);
+    else
+      this.logger.warn(
+        `Redis not reachable at boot: serving the ${this.store.all().length} consumer(s) of the ` +
+          'consumers file (or none) until it is',
+      );
+    this.poll = setInterval(() => void this.checkVersion(), POLL_MS);
+    this.poll.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.poll) clearInterval(this.poll);
+    if (this.source === 'file') {
+      unwatchFile(this.config.consumersFile!, this.onFileStat);
+      process.off('SIGHUP', this.onHup);
+    }
+    const sub = this.subscriber;
+    if (sub) {
+      try {
+        await sub.quit();
+      } catch {
+        sub.disconnect();
+      }
+    }
+  }
+
+  /**
+   * Applies one change to the source of truth and to this replica (the others follow by pub/sub). Validated
+   * like the file: the consumer on its own (parseConsumer, by the caller) and the whole set here.
+   */
+  async change(id: string, fn: ConsumerChange): Promise<Consumer | null> {
+    if (this.source === 'file')
+      throw new GatewayError('CONFLICT', {
+        message:
+          'Consumers come from the consumers file (ATRIUM_CONSUMERS_FILE) when REDIS_URL is not set: edit ' +
+          'the file (it is reloaded when it changes and on SIGHUP), or set REDIS_URL to manage consumers here.',
+      });
+    if (this.source === 'memory') {
+      const { result, next } = this.apply(this.store.all(), id, fn);
+      this.install(next, this.version + 1);
+      return result;
+    }
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const snap = await this.redisCall(() => this.repo!.snapshot());
+      const current = this.parseSnapshot(snap.values);
+      const { result, next } = this.apply(current, id, fn);
+      const v = await this.redisCall(() => this.repo!.write(snap.version, id, result && toRecord(result)));
+      if (v === null) continue; // another replica wrote in between: recompute from its set
+      this.install(next, v);
+      return result;
+    }
+    throw new GatewayError('CONFLICT', {
+      message: 'Consumers changed concurrently on other replicas; nothing was changed. Retry.',
+    });
+  }
+
+  private apply(
+    current: readonly Consumer[],
+    id: string,
+    fn: ConsumerChange,
+  ): { result: Consumer | null; next: Consumer[] } {
+    const result = fn(current.find((c) => c.id === id));
+    const next = current.filter((c) => c.id !== id);
+    if (result) next.push(result);
+    checkConsumerSet(next);
+    return { result, next };
+  }
+
+  private install(next: readonly Consumer[], version: number): void {
+    this.store.replace(next);
+    this.version = version;
+    this.loadedAt = Date.now();
+    this.lastError = null;
+  }
+
+  private async redisCall<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (e) {
+      throw new GatewayError('UPSTREAM_UNAVAILABLE', {
+        message: 'The consumer store (Redis) did not answer; nothing was changed. Retry later.',
+        cause: e,
+      });
+    }
+  }
+
+  private parseSnapshot(values: readonly string[]): Consumer[] {
+    const list = values.map((v, i) => {
+      let raw: unknown;
+      try {
+        raw = JSON.parse(v);
+      } catch {
+        throw new ConsumersFileError(`consumer store: entry ${i} is not valid JSON`);
+      }
+      return parseConsumer(raw, i, this.known);
+    });
+    checkConsumerSet(list);
+    return list;
+  }
+
+  // --- Redis ---------------------------------------------------------------------------------------
+
+  private redisReady(redis: Redis): Promise<boolean> {
+    if (redis.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        redis.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), BOOT_WAIT_MS);
+      redis.on('ready', onReady);
+    });
+  }
+
+  private subscribe(redis: Redis): void {
+    // A subscribed connection can do nothing else: a second one, which re-subscribes after a reconnect.
+    const sub = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    this.subscriber = sub;
+    sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
+    sub.on('message', (_channel: string, message: string) => {
+      if (Number(message) !== this.version) void this.syncFromRedis(false);
+    });
+    sub.on('ready', () => {
+      sub
+        .subscribe(this.repo!.channel)
+        // Announcements sent while this replica was cut off are lost: catch up on every (re)connect.
+        .then(() => this.syncFromRedis(false))
+        .catch((e: Error) => this.logger.warn(`consumer change channel: ${e.message}`));
+    });
+  }
+
+  private async checkVersion(): Promise<void> {
+    try {
+      if ((await this.repo!.version()) !== this.version) await this.syncFromRedis(false);
+    } catch (e) {
+      // Down: the set in force stays; the next poll or the subscriber's reconnect catches up.
+      this.noteFailure(`Redis: ${(e as Error).message}`);
+    }
+  }
+
+  /** Loads the set from Redis (one load at a time); at boot, seeds an empty store from the file first. */
+  private syncFromRedis(boot: boolean): Promise<void> {
+    if (!this.reloading)
+      this.reloading = this.loadFromRedis(boot).finally(() => (this.reloading = undefined));
+    return this.reloading;
+  }
+
+  private async loadFromRedis(boot: boolean): Promise<void> {
+    const repo = this.repo!;
+    try {
+      // Until a first load succeeds (Redis may be down at boot), the file's set may still seed the store.
+      if (this.seed && this.version === 0) {
+        const seeded = await repo.seed(this.seed.map(toRecord));
+        if (seeded)
+          this.logger.log(
+            `seeded the Redis consumer store with ${this.seed.length} consumer(s) from the file`,
+          );
+        else
+          this.logger.log(
+            'the Redis consumer store already holds consumers: the consumers file is not read again ' +
+              '(manage consumers with /admin/consumers)',
+          );
+      }
+      const snap = await repo.snapshot();
+      if (snap.version === this.version && !boot) return;
+      const list = this.parseSnapshot(snap.values);
+      const before = this.version;
+      this.install(list, snap.version);
+      if (boot || before !== 0 || snap.version !== 0)
+        this.logger.log(`consumers in force: ${list.length} (store version ${snap.version})`);
+    } catch (e) {
+      this.noteFailure(e instanceof ConsumersFileError ? e.message : `Redis: ${(e as Error).message}`);
+    }
+  }
+
+  /** One warning per distinct failure (an outage fails every poll), and the state the admin API shows. */
+  private noteFailure(why: string): void {
+    if (this.lastError !== why)
+      this.logger.warn(`consumers not reloaded (${why}); keeping the ${this.store.all().length} in force`);
+    this.lastError = why;
+  }
+
+  // --- File ----------------------------------------------------------------------------------------
+
+  /** Re-reads the file; an invalid one is refused and the set in force stays. */
+  reloadFile(why: string): void {
+    const path = this.config.consumersFile;
+    if (!path) return;
+    let text: string | undefined;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      // loadConsumersFile below reports it.
+    }
+    if (text !== undefined && digestOf(text) === this.fileDigest && why !== 'SIGHUP') return;
+    try {
+      const list = loadConsumersFile(path, this.known);
+      const before = new Map(this.store.all().map((c) => [c.id, toRecord(c)]));
+      this.install(list, this.version + 1);
+      this.fileDigest = text === undefined ? undefined : digestOf(text);
+      const added = list.filter((c) => !before.has(c.id)).map((c) => c.id);
+      const changed = list
+        .filter((c) => before.has(c.id) && JSON.stringify(before.get(c.id)) !== JSON.stringify(toRecord(c)))
+        .map((c) => c.id);
+      const removed = [...before.keys()].filter((id) => !list.some((c) => c.id === id));
+      this.logger.log(
+        `consumers file reloaded (${why}): ${list.length} consumer(s); added [${added.join(', ')}], ` +
+          `changed [${changed.join(', ')}], removed [${removed.join(', ')}]`,
+      );
+    } catch (e) {
+      const msg = e instanceof ConsumersFileError ? e.message : (e as Error).message;
+      this.lastError = msg;
+      this.fileDigest = text === undefined ? undefined : digestOf(text);
+      this.logger.error(
+        `consumers file refused (${why}): ${msg}; the ${this.store.all().length} consumer(s) in force stay`,
+      );
+    }
+  }
+}
