@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { FakeDealsUpstream } from '../../src/sandbox/fake-deals.upstream.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http } from '../helpers/gateway.js';

@@ -1,5 +1,5 @@
 import { overrideDefaultLogDestination } from '../../src/core/logging/log-destination.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';
