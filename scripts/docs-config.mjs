@@ -101,6 +101,21 @@ const GATEWAY = {
     meaning:
       "the gateway's address as consumers reach it, for absolute signed links (`https://atrium.internal`)",
   },
+  ATRIUM_USAGE: {
+    meaning:
+      'vendor usage per consumer, upstream and day (`/admin/usage`, `atrium_consumer_*` metrics); `off` for side-by-side benchmarks',
+  },
+  ATRIUM_TRUSTED_PROXIES: {
+    default: '– (the socket address)',
+    meaning:
+      'load balancers whose `X-Forwarded-For` is believed for the client address: addresses or CIDRs, comma-separated (`10.0.0.0/8,::1`)',
+  },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    default: '– (no spans)',
+    meaning:
+      'OpenTelemetry collector, OTLP over HTTP (`http://otel-collector:4318`; spans go to `/v1/traces`); unset: trace context is still propagated, nothing recorded',
+  },
+  OTEL_SERVICE_NAME: { meaning: '`service.name` of the exported spans' },
 };
 
 const UPSTREAM = {

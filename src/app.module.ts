@@ -13,6 +13,8 @@ import { HealthModule } from './health/health.module.js';
 import { MetricsModule } from './metrics/metrics.module.js';
 import { ProxyModule } from './proxy/proxy.module.js';
 import { RedisModule } from './redis/redis.module.js';
+import { TracingModule } from './tracing/tracing.module.js';
+import { UsageModule } from './usage/usage.module.js';
 import { UPSTREAMS } from './upstreams/index.js';
 import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
 import { UpstreamsModule } from './upstreams/upstreams.module.js';
@@ -46,6 +48,8 @@ export class AppModule {
         ProxyModule,
         HealthModule,
         RedisModule,
+        UsageModule,
+        TracingModule,
         UpstreamsModule.forRoot(options.upstreams ?? UPSTREAMS),
         AdminModule,
         BatchModule,

@@ -19,6 +19,8 @@ import { drainAfterEarlyAnswer } from './core/http/early-answer-drain.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
 import { setupDocs } from './docs/docs.setup.js';
 import { RequestObserver } from './metrics/request-observer.js';
+import { TracingService } from './tracing/tracing.service.js';
+import { UsageService } from './usage/usage.service.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -41,9 +43,14 @@ function frameworkError(err: FastifyError): GatewayError {
 }
 
 /** Fastify as the gateway needs it: long GET queries, exact paths, raw bodies, safe request ids. */
-export function createAdapter(config: Pick<AtriumConfig, 'bodyLimitBytes'>): FastifyAdapter {
+export function createAdapter(
+  config: Pick<AtriumConfig, 'bodyLimitBytes'> & Partial<Pick<AtriumConfig, 'trustedProxies'>>,
+): FastifyAdapter {
+  const trusted = config.trustedProxies ?? [];
   const options: FastifyHttpOptions<Server> = {
     bodyLimit: config.bodyLimitBytes,
+    // `X-Forwarded-For` is believed only from these proxies (req.ip is then the client's address).
+    trustProxy: trusted.length > 0 ? [...trusted] : false,
     // Long GET queries (EMIS usage reports) need more than Node's default 16 KiB of headers. Node's own
     // Host check answers outside the envelope; the onRequest hook checks it instead.
     http: { maxHeaderSize: 64 * 1024, requireHostHeader: false },
@@ -117,8 +124,12 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const allowed = new AllowedMethods();
   fastify.addHook('onRoute', (r) => allowed.add(r.method, r.url ?? r.path));
   filter.useAllowedMethods(allowed);
+  // The trace context first: every answer after this hook (refusals included) carries the trace id.
+  app.get(TracingService).install(fastify);
   // Request metrics and the one log line per request, from one onResponse hook.
   app.get(RequestObserver).install(fastify);
+  // Vendor usage per consumer (off with ATRIUM_USAGE=off: no hook at all).
+  app.get(UsageService).install(fastify);
 
   // Bodies are forwarded as the consumer sent them (form-urlencoded or JSON): keep the bytes, parse nothing.
   fastify.removeAllContentTypeParsers();

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -7,29 +6,15 @@ import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig, unconfiguredUpstreams } from './config/atrium-config.js';
 import { createAdapter, configureApp, NEST_APP_OPTIONS } from './configure-app.js';
 import type { Consumer } from './core/auth/consumer.js';
-import { ConsumersFileError, loadConsumersFile, sha256 } from './core/auth/consumer-store.service.js';
+import { ConsumersFileError, loadConsumersFile } from './core/auth/consumer-store.service.js';
 import { createLogger } from './core/logging/logger.factory.js';
 import { PinoNestLogger } from './core/logging/pino-nest.logger.js';
 import { prettyDestination } from './core/logging/pretty-destination.js';
+import { DEMO_CONSUMER_ID, demoConsumer, sandboxKey } from './sandbox/demo-consumer.js';
+import { sandboxBanner } from './sandbox/sandbox-banner.js';
 import { startSandbox, type Sandbox, type SandboxUpstreamName } from './sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
 import { ViewsFileError } from './views/views-file.js';
-
-function demoConsumer(key: string): Consumer {
-  return {
-    id: 'demo',
-    keyHashes: [sha256(key)],
-    upstreams: new Set(UPSTREAM_NAMES),
-    write: true,
-    limits: [
-      { name: 'per-second', ttlMs: 1000, limit: 50 },
-      { name: 'per-minute', ttlMs: 60_000, limit: 1000 },
-    ],
-    weight: 1,
-    reservedShare: 0,
-    corsOrigins: ['http://localhost:5173'],
-  };
-}
 
 /** `UPSTREAM_<NAME>_*` pointing an upstream at its built-in fake, with the credential its declaration asks. */
 function sandboxEnv(sandbox: Sandbox, name: string): Record<string, string | undefined> {
@@ -64,13 +49,18 @@ async function bootstrap(): Promise<void> {
     for (const name of sandboxed) Object.assign(env, sandboxEnv(sandbox, name));
   }
 
+  // The sandbox turns the operator console on with a generated token (printed in the banner) unless the
+  // operator set one.
+  const operatorTokenFromEnv = Boolean(env.ATRIUM_OPERATOR_TOKEN);
+  if (sandbox && !operatorTokenFromEnv) env.ATRIUM_OPERATOR_TOKEN = sandboxKey('op');
+
   const config = loadConfig(env, UPSTREAMS, sandboxed);
   let consumers: Consumer[];
   let demoKey: string | undefined;
   if (config.consumersFile) consumers = loadConsumersFile(config.consumersFile, UPSTREAM_NAMES);
   else if (sandbox) {
-    demoKey = env.ATRIUM_DEMO_KEY || 'atr_demo_' + randomBytes(18).toString('base64url');
-    consumers = [demoConsumer(demoKey)];
+    demoKey = env.ATRIUM_DEMO_KEY || sandboxKey('demo');
+    consumers = [demoConsumer(demoKey, UPSTREAM_NAMES)];
   } else if (config.redisUrl)
     // Consumers live in Redis (README "Consumers at run time"): loaded by ConsumerRegistry before listening.
     consumers = [];
@@ -88,7 +78,12 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({ config, consumers, logger: log }),
     createAdapter(config),
-    { ...NEST_APP_OPTIONS, logger: new PinoNestLogger(log) },
+    // In the sandbox Nest's boot lines (one per route) stay quiet unless LOG_LEVEL asks for them, so the
+    // banner is what a newcomer sees last; request lines keep the configured level.
+    {
+      ...NEST_APP_OPTIONS,
+      logger: new PinoNestLogger(sandbox && !env.LOG_LEVEL ? log.child({}, { level: 'warn' }) : log),
+    },
   );
   configureApp(app);
   await app.listen(config.port, config.host);
@@ -97,15 +92,18 @@ async function bootstrap(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (sandbox) {
     logger.warn(`SANDBOX MODE: ${sandboxed.join(', ')} served by built-in fake upstreams on loopback.`);
-    const base = `http://127.0.0.1:${port}`;
-    const lines = [
-      `Atrium listening on ${base}`,
-      ...(demoKey ? [`Demo consumer key: ${demoKey}`] : []),
-      'Try:',
-      `  curl -H "Authorization: Bearer ${demoKey ?? '<your key>'}" "${base}/macro/feeds?limit=2"`,
-      `  curl "${base}/macro/layout/tables/TB1207?lang=en&token=${demoKey ?? '<your key>'}"`,
-    ];
-    process.stdout.write(lines.join('\n') + '\n');
+    // Log lines are written asynchronously: flush them so the banner really is the last thing printed.
+    await new Promise<void>((resolve) => log.flush(() => resolve()));
+    process.stdout.write(
+      sandboxBanner({
+        base: `http://127.0.0.1:${port}`,
+        consumerId: demoKey ? DEMO_CONSUMER_ID : undefined,
+        demoKey,
+        operatorToken: config.operatorToken,
+        operatorTokenFromEnv,
+        sandboxed,
+      }),
+    );
   } else logger.log(`Atrium listening on port ${port}`);
 
   let closing = false;

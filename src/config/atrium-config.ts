@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { check, ConfigError, problemsOf, type Env } from './env-check.js';
 import { GatewayEnv } from './gateway-env.js';
+import { parseTrustedProxies } from './trusted-proxies.js';
 import { parseTtlOverrides } from './ttl-overrides.js';
 import { loadUpstreamConfig, type UpstreamConfig, type UpstreamConfigSpec } from './upstream-config.js';
 
@@ -75,6 +76,12 @@ export interface AtriumConfig {
   readonly operatorTokenFrom?: 'ATRIUM_OPERATOR_TOKEN' | 'ATRIUM_ADMIN_TOKEN';
   /** Gateway-signed download links that replace vendor links carrying our credential. */
   readonly links: LinksConfig;
+  /** Vendor usage per consumer, upstream and day (`/admin/usage`, `atrium_consumer_*` metrics). */
+  readonly usageCounting: boolean;
+  /** Addresses and CIDRs of proxies whose `X-Forwarded-For` is believed; empty → the socket's address. */
+  readonly trustedProxies: readonly string[];
+  /** Span export over OTLP/HTTP; undefined → traces are propagated but no span is recorded. */
+  readonly tracing?: { readonly endpoint: string; readonly serviceName: string };
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
 }
 
@@ -113,7 +120,9 @@ export function loadConfig(
   if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
   if (g && g.ATRIUM_VIEWS_TIMEOUT_MS > g.ATRIUM_VIEWS_MAX_TIMEOUT_MS)
     problems.push('ATRIUM_VIEWS_TIMEOUT_MS (must not exceed ATRIUM_VIEWS_MAX_TIMEOUT_MS)');
-  if (problems.length || !g || !ttlOverrides)
+  const trustedProxies = parseTrustedProxies(env.ATRIUM_TRUSTED_PROXIES);
+  if (!trustedProxies) problems.push('ATRIUM_TRUSTED_PROXIES (expected addresses or CIDRs, comma-separated)');
+  if (problems.length || !g || !ttlOverrides || !trustedProxies)
     throw new ConfigError('Invalid configuration: ' + problems.join(', '));
   return {
     port: g.PORT,
@@ -159,6 +168,11 @@ export function loadConfig(
       ttlSeconds: g.ATRIUM_LINK_TTL_SECONDS,
       publicUrl: g.ATRIUM_PUBLIC_URL?.replace(/\/+$/, ''),
     },
+    usageCounting: g.ATRIUM_USAGE === 'on',
+    trustedProxies,
+    tracing: g.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? { endpoint: g.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), serviceName: g.OTEL_SERVICE_NAME }
+      : undefined,
     upstreams: configs,
   };
 }

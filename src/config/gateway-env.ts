@@ -56,4 +56,13 @@ export class GatewayEnv {
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   ATRIUM_PUBLIC_URL?: string;
+  // Operators (issue 16): usage counting, tracing, client addresses.
+  @IsIn(['on', 'off']) ATRIUM_USAGE = 'on';
+  /** Proxies whose `X-Forwarded-For` is believed: comma-separated addresses or CIDRs (Fastify's trustProxy). */
+  @IsOptional() @IsString() ATRIUM_TRUSTED_PROXIES?: string;
+  /** OTLP/HTTP collector (the OpenTelemetry variable); unset → no span is recorded or exported. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  @IsString() @MinLength(1) OTEL_SERVICE_NAME = 'atrium';
 }

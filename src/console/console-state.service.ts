@@ -229,6 +229,24 @@ export class ConsoleStateService {
     return out;
   }
 
+  /**
+   * Requests per second over the recent window (the one the cache counts cover), not the last interval's:
+   * one quiet interval made every upstream read the same (issue 16).
+   */
+  private windowRate(
+    pick: (s: Sample) => Map<string, number> | undefined,
+    key: string,
+    pair: [Sample, Sample] | undefined,
+  ): number | null {
+    if (!pair) return null;
+    const b = pick(pair[1]);
+    if (!b) return null;
+    const a = pick(pair[0]);
+    const seconds = (pair[1].t - pair[0].t) / 1000;
+    if (pair[0] === pair[1] || !a || seconds <= 0) return 0;
+    return round(Math.max(0, (b.get(key) ?? 0) - (a.get(key) ?? 0)) / seconds);
+  }
+
   /** The oldest sample within the recent window, and the newest. */
   private recentPair(): [Sample, Sample] | undefined {
     const newest = this.samples[this.samples.length - 1];
@@ -250,7 +268,6 @@ export class ConsoleStateService {
       this.values(CONSOLE_METRICS.breaker),
       this.values(CONSOLE_METRICS.quotaRemaining),
     ]);
-    const newest = this.samples[this.samples.length - 1];
     const pair = this.recentPair();
     const windowSeconds = pair ? Math.round((pair[1].t - pair[0].t) / 1000) : 0;
     const gauge = (values: Values | undefined, upstream: string): number | null => {
@@ -299,7 +316,7 @@ export class ConsoleStateService {
         sandbox: cfg?.sandbox ?? false,
         reachable: f ? f.reachable : null,
         latencyMs: f?.latencyMs ?? null,
-        requestsPerSec: newest?.requests ? (hist.length > 0 ? hist[hist.length - 1] : 0) : null,
+        requestsPerSec: this.windowRate((s) => s.requests, name, pair),
         history: hist,
         hitRatio,
         cache: cacheCounts,
@@ -338,7 +355,7 @@ export class ConsoleStateService {
         upstreams: [...c.upstreams],
         write: c.write,
         weight: c.weight,
-        requestsPerSec: newest?.consumerRequests ? (hist.length > 0 ? hist[hist.length - 1] : 0) : null,
+        requestsPerSec: this.windowRate((s) => s.consumerRequests, c.id, pair),
         history: hist,
         quota: c.limits.map((l) => {
           const v = quota?.find((x) => x.labels.consumer === c.id && x.labels.window === l.name);

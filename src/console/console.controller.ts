@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../core/auth/auth.decorators.js';
+import { UsageService } from '../usage/usage.service.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { CONSOLE_PAGE, type ConsolePage } from './console-page.js';
 import { consoleOff, OperatorGuard } from './operator.guard.js';
@@ -16,6 +17,7 @@ export class ConsoleController {
     private readonly state: ConsoleStateService,
     private readonly operator: OperatorGuard,
     @Inject(CONSOLE_PAGE) private readonly consolePage: ConsolePage | null,
+    private readonly usage: UsageService,
   ) {}
 
   @Get()
@@ -29,6 +31,17 @@ export class ConsoleController {
       .header('x-frame-options', 'DENY')
       .header('referrer-policy', 'no-referrer')
       .send(this.consolePage.html);
+  }
+
+  /** Vendor usage per consumer and upstream, today and the last 7 days (null when counting is off). */
+  @Get('api/usage')
+  @UseGuards(OperatorGuard)
+  async apiUsage(@Res() reply: FastifyReply): Promise<void> {
+    void reply
+      .header('content-type', 'application/json; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff')
+      .send(JSON.stringify({ usage: await this.usage.summary() }));
   }
 
   @Get('api/state')

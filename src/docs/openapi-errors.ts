@@ -173,6 +173,10 @@ export function errorComponents(): { schemas: Json; responses: Json } {
         retryable: { type: 'boolean', description: 'Whether the same request may succeed later.' },
         retryAfterSeconds: { type: 'integer', description: 'Also sent as `Retry-After`.' },
         requestId: { type: 'string', description: 'Also sent as `x-request-id`; quote it to operators.' },
+        traceId: {
+          type: 'string',
+          description: 'W3C trace id (yours from `traceparent`, or one the gateway started).',
+        },
       },
     },
     ErrorEnvelope: {

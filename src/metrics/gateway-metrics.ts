@@ -42,9 +42,15 @@ const CACHE_INDEX: Readonly<Record<string, number>> = {
 /** Status classes as statusClass() names them, by hundreds (index 0: no answer). */
 const CLASS_LABELS = ['none', '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
-/** The series of one route: handles bound on first use per status class and cache outcome. */
+/** `status` label: the HTTP status code, or `none` when there was no answer. */
+function statusLabel(status: number | undefined): string {
+  return status !== undefined && status >= 100 && status < 600 ? String(status) : 'none';
+}
+
+/** The series of one route: handles bound on first use per status code and cache outcome. */
 export class RouteSeries {
-  private readonly counts: Array<CounterHandle | undefined> = [];
+  /** By cache outcome, then by status code (0: not an HTTP status). */
+  private readonly counts: Array<Array<CounterHandle | undefined> | undefined> = [];
   private readonly durations: Array<HistogramHandle | undefined> = [];
 
   constructor(
@@ -59,16 +65,27 @@ export class RouteSeries {
     const ci = cache === undefined ? 0 : (CACHE_INDEX[cache] ?? -1);
     // An unknown outcome keeps its own (lower-cased) label, as before: rare, so the slow path.
     const cacheLabel = ci >= 0 ? CACHE_LABELS[ci] : cache!.toLowerCase();
-    const si = status >= 100 && status < 600 ? Math.floor(status / 100) : 0;
+    const valid = status >= 100 && status < 600;
+    const si = valid ? Math.floor(status / 100) : 0;
     if (ci < 0) {
-      this.requests.labels(this.upstream, this.route, CLASS_LABELS[si], cacheLabel).inc();
+      this.requests
+        .labels(this.upstream, this.route, CLASS_LABELS[si], statusLabel(status), cacheLabel)
+        .inc();
       this.requestDuration.labels(this.upstream, this.route, cacheLabel).observe(totalMs / 1000);
     } else {
-      const slot = ci * CLASS_LABELS.length + si;
-      let count = this.counts[slot];
+      let byStatus = this.counts[ci];
+      if (byStatus === undefined) this.counts[ci] = byStatus = [];
+      const code = valid ? status : 0;
+      let count = byStatus[code];
       if (count === undefined) {
-        count = this.requests.labels(this.upstream, this.route, CLASS_LABELS[si], cacheLabel);
-        this.counts[slot] = count;
+        count = this.requests.labels(
+          this.upstream,
+          this.route,
+          CLASS_LABELS[si],
+          statusLabel(status),
+          cacheLabel,
+        );
+        byStatus[code] = count;
       }
       count.inc();
       let duration = this.durations[ci];
@@ -108,8 +125,8 @@ export class GatewayMetrics implements UpstreamMetrics {
   ) {
     this.requests = new FastCounter(
       'atrium_requests_total',
-      'Requests answered by the gateway, by upstream, route id, status class and cache outcome.',
-      ['upstream', 'route', 'status_class', 'cache'],
+      'Requests answered by the gateway, by upstream, route id, status class, status code and cache outcome.',
+      ['upstream', 'route', 'status_class', 'status', 'cache'],
       registry,
     );
     this.requestDuration = new FastHistogram(
@@ -128,8 +145,8 @@ export class GatewayMetrics implements UpstreamMetrics {
     );
     this.upstreamRequests = new FastCounter(
       'atrium_upstream_requests_total',
-      'Calls made to an upstream (each attempt), by upstream, route id and the status class of its answer (none: no answer).',
-      ['upstream', 'route', 'status_class'],
+      'Calls made to an upstream (each attempt), by upstream, route id and the status class and code of its answer (none: no answer).',
+      ['upstream', 'route', 'status_class', 'status'],
       registry,
     );
     this.upstreamDuration = new FastHistogram(
@@ -192,11 +209,11 @@ export class GatewayMetrics implements UpstreamMetrics {
     const counters = new Map<string, CounterHandle>();
     const timings = this.timings;
     return (routeId, status, ms, requestId) => {
-      const cls = statusClass(status);
-      const key = `${routeId}\u0000${cls}`;
+      const code = statusLabel(status);
+      const key = `${routeId}\u0000${code}`;
       let c = counters.get(key);
       if (!c) {
-        c = this.upstreamRequests.labels(upstream, routeId, cls);
+        c = this.upstreamRequests.labels(upstream, routeId, statusClass(status), code);
         counters.set(key, c);
       }
       c.inc();

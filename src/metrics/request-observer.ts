@@ -85,6 +85,8 @@ export class RequestObserver {
       cache,
       upstreamMs: upstreamMs === undefined ? undefined : round1(upstreamMs),
       ms: round1(totalMs),
+      client: req.ip,
+      traceId: req.trace?.traceId,
     });
   }
 }

@@ -4,6 +4,7 @@ import { compose } from './compose.js';
 import { RetryBudget } from './limits/retry-budget.js';
 import { LinkRewriter } from './links/link-rewriter.js';
 import type { LinkSigner } from './links/link-signer.js';
+import type { TracingStages, UsageStages } from './pipeline-extensions.js';
 import type { Handler } from './pipeline.types.js';
 import type { ResponseCache } from './response-cache.service.js';
 import { cacheStage } from './stages/cache.stage.js';
@@ -24,6 +25,8 @@ export interface PipelineParts {
   readonly metrics: UpstreamMetrics;
   readonly redact: (text: string) => string;
   readonly signer: LinkSigner;
+  readonly usage: UsageStages;
+  readonly tracing: TracingStages;
 }
 
 /**
@@ -38,7 +41,15 @@ export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: P
   const limiter = p.limits.limiterFor(def);
   const retry = p.limits.retrySettings(name);
   const cache = { upstream: name, routes: def.routes, ...p.cache.stageOptions(name) };
-  const limit = { gate: limiter, onRateLimited: p.limits.rateLimitedRecorder(name) };
+  // Usage counts the shield's refusals and tracing times the budget wait: both wrap the limiter's gate, which
+  // the retry stage passes through too (pipeline-extensions.ts: modules above proxy/ fill these in).
+  const counted = p.usage.limitOptions(
+    { gate: limiter, onRateLimited: p.limits.rateLimitedRecorder(name) },
+    name,
+  );
+  const limit = p.tracing.limitOptions(counted, name);
+  const usage = p.usage.vendorStage(name);
+  const vendorCall = [...(usage ? [usage] : []), p.tracing.vendorStage(name)];
   const echo = {
     secrets: () => def.credentials.secrets(),
     redact: p.redact,
@@ -64,10 +75,11 @@ export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: P
         baseMs: retry.baseMs,
         maxBackoffMs: retry.maxBackoffMs,
         budget: new RetryBudget({ ratio: retry.budgetRatio }),
-        gate: limiter,
+        gate: limit.gate,
         onRetry: p.limits.retryRecorder(name),
       }),
       upstreamMetricsStage({ record }),
+      ...vendorCall,
       normalizeStage(errors),
     ],
     transport,
@@ -79,6 +91,7 @@ export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: P
       keyEchoStage(echo),
       credentialsStage({ credentials: def.credentials, ...keys }),
       upstreamMetricsStage({ record }),
+      ...vendorCall,
       normalizeStage(errors),
     ],
     transport,

@@ -3,6 +3,7 @@ import type { GatewayError } from '../core/errors/gateway-error.js';
 import type { ErrorCode } from '../core/errors/error-codes.js';
 import type { QueryPairs } from '../core/http/query-string.js';
 import type { WireFormat } from '../core/http/negotiation.js';
+import type { RequestTrace } from '../core/tracing/trace-context.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -54,6 +55,8 @@ export interface ProxyRequest {
   readonly noCache: boolean;
   /** Consumer weight for fair sharing of the upstream budget. */
   readonly weight: number;
+  /** W3C trace context of the consumer's request (vendor calls carry it as `traceparent`). */
+  readonly trace?: RequestTrace;
   /** Set by the cache stage on a cacheable miss it passes on; absent without a cache stage. */
   readonly cacheMiss?: CacheMiss;
 }

@@ -5,6 +5,7 @@ import { parseQuery } from '../core/http/query-string.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { UPSTREAM_METRICS, type UpstreamMetrics } from '../core/ports/metrics.port.js';
 import { LINK_SIGNER, type LinkSigner } from './links/link-signer.js';
+import { TRACING_STAGES, USAGE_STAGES, type TracingStages, type UsageStages } from './pipeline-extensions.js';
 import { buildPipelines, type PipelineParts } from './pipeline.js';
 import type { Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
 import { buildProxyRequest, compileRoute, type CompiledRoute } from './request-builder.js';
@@ -43,8 +44,10 @@ export class ProxyService implements OnApplicationShutdown {
     cache: ResponseCache,
     limits: UpstreamLimitsService,
     @Inject(UPSTREAM_METRICS) metrics: UpstreamMetrics,
+    @Inject(USAGE_STAGES) usage: UsageStages,
+    @Inject(TRACING_STAGES) tracing: TracingStages,
   ) {
-    this.parts = { cache, limits, metrics, signer, redact: (t) => redactor.redact(t) };
+    this.parts = { cache, limits, metrics, signer, usage, tracing, redact: (t) => redactor.redact(t) };
   }
 
   register(def: UpstreamDefinition): void {
@@ -112,6 +115,7 @@ export class ProxyService implements OnApplicationShutdown {
       deadline: Date.now() + u.def.timeoutMs,
       noCache: true,
       weight: 1,
+      trace: req.trace,
     });
   }
 

@@ -164,6 +164,7 @@ export function buildProxyRequest(
     deadline: Date.now() + def.timeoutMs,
     noCache: NO_CACHE.test(header(req, 'cache-control') ?? ''),
     weight: consumer.weight,
+    trace: req.trace,
   };
   def.shapeRequest?.(out);
   return out;

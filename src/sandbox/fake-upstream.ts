@@ -1,187 +1,23 @@
 // Generic fake upstream: a real node:http server on loopback that records every request, applies
-// scriptable misbehaviour (latency, failures, 429 windows, resets, hangs, oversize or broken bodies)
-// and then lets a vendor subclass answer. Tests in-process use the class; tests and benchmarks in
-// other processes use the HTTP control API under /__fake/.
-import {
-  createServer,
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+// scriptable misbehaviour (fake-behaviour.ts) and then lets a vendor subclass answer. Tests in-process
+// use the class; tests and benchmarks in other processes use the HTTP control API (fake-control.ts).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { XMLBuilder } from 'fast-xml-parser';
+import { type FakeBehaviour, rateLimitHeaders } from './fake-behaviour.js';
+import { DEFAULT_FILE_BYTES, generatedFileStream, oversizeJson } from './fake-bodies.js';
+import { genericControl } from './fake-control.js';
+import { type FakeReply, lowerKeys, sniffContentType, withEcho, writeReply } from './fake-reply.js';
+import type {
+  AuthResult,
+  FakeHandler,
+  FakeRequest,
+  FakeUpstreamOptions,
+  RecordedRequest,
+} from './fake-upstream.types.js';
 
-export interface RecordedRequest {
-  method: string;
-  /** Raw path and query exactly as received. */
-  url: string;
-  /** Raw path without the query. */
-  path: string;
-  /** Decoded query pairs in order ('+' decodes to a space). */
-  query: Array<[string, string]>;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  at: number;
-}
-
-export type RateLimitHeader =
-  'retry-after' | 'retry-after-date' | 'x-ratelimit-reset' | 'ratelimit-reset' | 'none';
-
-export interface FakeBehaviour {
-  /** Delay before answering. */
-  latencyMs: number;
-  /** The next `times` requests (undefined = all) get this answer; body defaults to the vendor's error body. */
-  failWith?: { status: number; body?: string | object; headers?: Record<string, string>; times?: number };
-  /**
-   * After `afterCalls` served calls (counted since set) answer 429 for `retryAfterSeconds`, then serve
-   * again and count anew. `x-ratelimit-reset` carries epoch seconds; the other headers carry delta seconds
-   * (or an HTTP date for `retry-after-date`).
-   */
-  rateLimit?: { afterCalls: number; retryAfterSeconds: number; header?: RateLimitHeader };
-  /** Destroy the socket (TCP RST) without answering, `times` times (undefined = always). */
-  resetConnections?: { times?: number };
-  /** Accept but never answer; close() still ends these sockets. */
-  hang?: boolean;
-  /** Answer 200 application/json with a valid JSON body of about that many bytes (streamed). */
-  oversizeBytes?: number;
-  /** Answer 200 application/json with a truncated JSON body. */
-  malformedJson?: boolean;
-  /** JSON success bodies also carry the credential the fake received (tests key scrubbing). */
-  echoCredential?: boolean;
-  /** Size of file responses; generated on the fly, never buffered whole. */
-  fileBytes?: number;
-}
-
-const BEHAVIOUR_KEYS: ReadonlySet<string> = new Set([
-  'latencyMs',
-  'failWith',
-  'rateLimit',
-  'resetConnections',
-  'hang',
-  'oversizeBytes',
-  'malformedJson',
-  'echoCredential',
-  'fileBytes',
-]);
-
-/** What a vendor handler sees. */
-export interface FakeRequest {
-  method: string;
-  /** Raw path below the base path (still percent-encoded), e.g. `/series/1%2C2/data`. */
-  path: string;
-  query: URLSearchParams;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  recorded: RecordedRequest;
-}
-
-interface FakeReplyBase {
-  status?: number;
-  headers?: Record<string, string>;
-}
-
-/** A handler's answer: a JSON value (optionally serialised as XML), raw bytes, or a stream. */
-export type FakeReply =
-  | (FakeReplyBase & { json: unknown; xml?: boolean })
-  | (FakeReplyBase & { text: string | Buffer })
-  | (FakeReplyBase & { stream: Readable; length?: number });
-
-export type AuthResult = { credential: string } | { reply: FakeReply };
-
-export type FakeHandler = (req: FakeRequest, credential: string) => FakeReply | Promise<FakeReply>;
-
-export interface FakeUpstreamOptions {
-  kind: string;
-  /** Prefix of every vendor path, e.g. `/v2`; control endpoints stay at `/__fake/`. */
-  basePath?: string;
-  /** Answers requests when no subclass overrides handle(). */
-  handler?: FakeHandler;
-  /** Clock used for rate-limit windows and sessions; injectable for tests. */
-  now?: () => number;
-  /** Long EMIS query strings need more than Node's 16 KiB default. */
-  maxHeaderSize?: number;
-  /**
-   * `requests` keeps at least this many of the latest requests (default 10 000), so a long benchmark
-   * does not grow the fake without bound; calls() still counts every request.
-   */
-  recordLimit?: number;
-}
-
-export const DEFAULT_FILE_BYTES = 64 * 1024;
-
-const xmlBuilder = new XMLBuilder({});
-
-/** Serialises a JSON value as XML under a `<response>` root (arrays become repeated elements). */
-export function toXml(value: unknown): string {
-  const root = Array.isArray(value) ? { item: value } : value;
-  return `<?xml version="1.0" encoding="UTF-8"?>${xmlBuilder.build({ response: root })}`;
-}
-
-const FILE_CHUNK = 64 * 1024;
-let fileChunk: Buffer | undefined;
-
-/**
- * A stream of `totalBytes` generated bytes. It pushes the same immutable 64 KiB chunk again and again,
- * so a 50 MB file costs one chunk of memory plus what the socket has in flight.
- */
-export function generatedFileStream(totalBytes: number, header = ''): Readable {
-  const chunk = (fileChunk ??= Buffer.from(
-    'Atrium sandbox generated file content. 0123456789 abcdefghijklmnopqrstuvwxyz\n'.repeat(1024),
-  ).subarray(0, FILE_CHUNK));
-  const head = Buffer.from(header, 'latin1');
-  let sent = 0;
-  return new Readable({
-    highWaterMark: FILE_CHUNK,
-    read() {
-      if (sent >= totalBytes) {
-        this.push(null);
-        return;
-      }
-      if (sent === 0 && head.length > 0) {
-        const first = Buffer.concat([head, chunk]).subarray(0, Math.min(totalBytes, FILE_CHUNK));
-        sent += first.length;
-        this.push(first);
-        return;
-      }
-      const n = Math.min(FILE_CHUNK, totalBytes - sent);
-      sent += n;
-      this.push(n === FILE_CHUNK ? chunk : chunk.subarray(0, n));
-    },
-  });
-}
-
-/** A valid JSON document `{"data":[{"id":…,"pad":"…"},…]}` of about `targetBytes`, streamed with an exact length. */
-export function oversizeJson(targetBytes: number): { stream: Readable; length: number } {
-  const prefix = '{"data":[';
-  const suffix = ']}';
-  // Fixed-width ids (no leading zeros: JSON forbids them) keep every item the same length.
-  const item = (i: number): string => `{"id":${100_000_000 + i},"pad":"${'x'.repeat(973)}"}`;
-  const itemLen = item(0).length;
-  const count = Math.max(1, Math.floor((targetBytes - prefix.length - suffix.length + 1) / (itemLen + 1)));
-  const length = prefix.length + count * itemLen + (count - 1) + suffix.length;
-  let next = 0;
-  const stream = new Readable({
-    read() {
-      if (next > count) {
-        this.push(null);
-        return;
-      }
-      const parts: string[] = next === 0 ? [prefix] : [];
-      const end = Math.min(count, next + 64);
-      for (let i = next; i < end; i++) parts.push(i === 0 ? item(i) : `,${item(i)}`);
-      next = end;
-      if (next === count) {
-        parts.push(suffix);
-        next = count + 1;
-      }
-      this.push(parts.join(''));
-    },
-  });
-  return { stream, length };
-}
+export type { FakeBehaviour, RateLimitHeader } from './fake-behaviour.js';
+export type { FakeReply } from './fake-reply.js';
+export type * from './fake-upstream.types.js';
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -190,72 +26,6 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Validates a behaviour patch received over HTTP; `null` clears a field. Throws on unknown keys or types. */
-export function parseBehaviour(input: unknown): Partial<FakeBehaviour> {
-  if (!isRecord(input)) throw new Error('behaviour must be a JSON object');
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(input)) {
-    if (!BEHAVIOUR_KEYS.has(key)) throw new Error(`unknown behaviour "${key}"`);
-    if (value === null) {
-      out[key] = undefined;
-      continue;
-    }
-    const expected = ['failWith', 'rateLimit', 'resetConnections'].includes(key)
-      ? 'object'
-      : ['hang', 'malformedJson', 'echoCredential'].includes(key)
-        ? 'boolean'
-        : 'number';
-    if (typeof value !== expected || (expected === 'object' && !isRecord(value))) {
-      throw new Error(`behaviour "${key}" must be a ${expected}`);
-    }
-    out[key] = value;
-  }
-  if (isRecord(out.failWith) && typeof out.failWith.status !== 'number') {
-    throw new Error('failWith.status must be a number');
-  }
-  if (
-    isRecord(out.rateLimit) &&
-    (typeof out.rateLimit.afterCalls !== 'number' || typeof out.rateLimit.retryAfterSeconds !== 'number')
-  ) {
-    throw new Error('rateLimit needs numeric afterCalls and retryAfterSeconds');
-  }
-  return out;
-}
-
-/** The JSON form of a recorded request served by GET /__fake/requests. */
-export function serializeRecorded(r: RecordedRequest): Record<string, unknown> {
-  const utf8 = r.body.toString('utf8');
-  const isText = Buffer.from(utf8, 'utf8').equals(r.body);
-  return {
-    method: r.method,
-    url: r.url,
-    path: r.path,
-    query: r.query,
-    headers: r.headers,
-    body: isText ? utf8 : r.body.toString('base64'),
-    bodyEncoding: isText ? 'utf8' : 'base64',
-    at: r.at,
-  };
-}
-
-function lowerKeys(headers: Record<string, string> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers ?? {})) out[k.toLowerCase()] = v;
-  return out;
-}
-
-function sniffContentType(text: string): string {
-  const t = text.trimStart();
-  if (t.startsWith('{') || t.startsWith('[')) return 'application/json';
-  if (t.startsWith('<?xml')) return 'application/xml';
-  if (t.startsWith('<')) return 'text/html';
-  return 'text/plain';
 }
 
 export class FakeUpstream {
@@ -587,28 +357,7 @@ export class FakeUpstream {
     }
     if (this.rateState.blockedUntil === 0) this.rateState.blockedUntil = now + rl.retryAfterSeconds * 1000;
     const until = this.rateState.blockedUntil;
-    const seconds = Math.max(0, Math.ceil((until - now) / 1000));
-    const headers: Record<string, string> = {};
-    switch (rl.header ?? 'retry-after') {
-      case 'retry-after':
-        headers['retry-after'] = String(seconds);
-        break;
-      case 'retry-after-date':
-        headers['retry-after'] = new Date(Math.ceil(until / 1000) * 1000).toUTCString();
-        break;
-      case 'x-ratelimit-reset':
-        headers['x-ratelimit-limit'] = String(rl.afterCalls);
-        headers['x-ratelimit-remaining'] = '0';
-        headers['x-ratelimit-reset'] = String(Math.ceil(until / 1000));
-        break;
-      case 'ratelimit-reset':
-        headers['ratelimit-limit'] = String(rl.afterCalls);
-        headers['ratelimit-remaining'] = '0';
-        headers['ratelimit-reset'] = String(seconds);
-        break;
-      case 'none':
-        break;
-    }
+    const headers = rateLimitHeaders(rl, until, now);
     const base = this.errorReply(429);
     return { ...base, status: 429, headers: { ...base.headers, ...headers } };
   }
@@ -619,28 +368,8 @@ export class FakeUpstream {
     query: URLSearchParams,
     body: Buffer,
   ): Promise<FakeReply> {
-    const route = `${method} ${name}`;
-    if (route === 'GET requests') return { json: this.requests.map(serializeRecorded) };
-    if (route === 'GET calls') return { json: { calls: this.calls(query.get('prefix') ?? undefined) } };
-    if (route === 'GET behaviour') return { json: this.current };
-    if (route === 'GET info') {
-      return {
-        json: { kind: this.kind, url: this.url, basePath: this.basePath, controlUrl: this.controlUrl },
-      };
-    }
-    if (route === 'POST reset') {
-      this.reset();
-      return { json: { ok: true } };
-    }
-    if (route === 'POST behave') {
-      try {
-        const text = body.toString('utf8').trim();
-        this.behave(parseBehaviour(text === '' ? {} : JSON.parse(text)));
-        return { json: this.current };
-      } catch (err) {
-        return { status: 400, json: { error: err instanceof Error ? err.message : 'invalid behaviour' } };
-      }
-    }
+    const generic = genericControl(this, method, name, query, body);
+    if (generic) return generic;
     const extra = await this.controlExtra(method, name, body);
     return extra ?? { status: 404, json: { error: `unknown control endpoint ${method} /__fake/${name}` } };
   }
@@ -656,42 +385,6 @@ export class FakeUpstream {
   }
 
   private send(res: ServerResponse, reply: FakeReply): void {
-    if (res.destroyed || res.headersSent) return;
-    const status = reply.status ?? 200;
-    const headers = lowerKeys(reply.headers);
-    if ('json' in reply) {
-      const text = reply.xml ? toXml(reply.json) : (JSON.stringify(reply.json) ?? 'null');
-      headers['content-type'] ??= reply.xml
-        ? 'application/xml; charset=utf-8'
-        : 'application/json; charset=utf-8';
-      headers['content-length'] = String(Buffer.byteLength(text));
-      res.writeHead(status, headers);
-      res.end(text);
-    } else if ('text' in reply) {
-      headers['content-type'] ??= 'text/plain; charset=utf-8';
-      headers['content-length'] = String(Buffer.byteLength(reply.text));
-      res.writeHead(status, headers);
-      res.end(reply.text);
-    } else {
-      headers['content-type'] ??= 'application/octet-stream';
-      if (reply.length !== undefined) headers['content-length'] = String(reply.length);
-      res.writeHead(status, headers);
-      // A client that goes away mid-file ends the pipeline with an error; nothing to report.
-      pipeline(reply.stream, res).catch(() => undefined);
-    }
+    writeReply(res, reply);
   }
-}
-
-/** Adds the received credential to a JSON success body, so tests can check the gateway scrubs it. */
-function withEcho(reply: FakeReply, credential: string): FakeReply {
-  const status = reply.status ?? 200;
-  if (!('json' in reply) || status >= 300 || !isRecord(reply.json)) return reply;
-  return {
-    ...reply,
-    json: {
-      ...reply.json,
-      echoedCredential: credential,
-      echoedNote: `request carried credential ${credential}`,
-    },
-  };
 }

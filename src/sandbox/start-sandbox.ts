@@ -1,10 +1,10 @@
 // Starts the four fake upstreams on loopback with fresh random credentials: what `npm start` uses in
 // sandbox mode and what end-to-end tests point the gateway at.
 import { randomBytes } from 'node:crypto';
-import { FakeCompanyUpstream } from './fake-company.upstream.js';
-import { FakeDealsUpstream } from './fake-deals.upstream.js';
-import { FakeDocumentsUpstream } from './fake-documents.upstream.js';
-import { FakeMacroUpstream } from './fake-macro.upstream.js';
+import { FakeCompanyUpstream } from './company/fake-company.upstream.js';
+import { FakeDealsUpstream } from './deals/fake-deals.upstream.js';
+import { FakeDocumentsUpstream } from './documents/fake-documents.upstream.js';
+import { FakeMacroUpstream } from './macro/fake-macro.upstream.js';
 
 export type SandboxUpstreamName = 'macro' | 'company' | 'documents' | 'deals';
 

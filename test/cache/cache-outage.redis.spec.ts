@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../../src/core/ports/metrics.port.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';

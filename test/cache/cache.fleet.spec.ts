@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import type { SpawnedGateway } from '../helpers/processes.js';
 import { describeRedis } from '../helpers/redis.js';

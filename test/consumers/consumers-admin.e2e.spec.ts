@@ -1,7 +1,7 @@
 import { overrideDefaultLogDestination } from '../../src/core/logging/log-destination.js';
 import { ConfigError, loadConfig } from '../../src/config/atrium-config.js';
 import { UPSTREAMS } from '../../src/upstreams/index.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { captureDestination, recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, type HttpResult } from '../helpers/gateway.js';

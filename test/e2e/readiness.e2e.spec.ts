@@ -1,5 +1,5 @@
 import { ReadinessService } from '../../src/health/readiness.service.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
 

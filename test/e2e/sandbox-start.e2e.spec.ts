@@ -10,21 +10,52 @@ import { cleanEnv, spawnGateway } from '../helpers/processes.js';
 jest.setTimeout(60_000);
 
 describe('npm start (node dist/main.js) as a newcomer runs it', () => {
-  it('with an empty environment: sandbox mode serves /macro/feeds with the printed demo key', async () => {
+  it('with an empty environment: the banner is the last output before the first request, and its key, console token and docs work', async () => {
     const gw = await spawnGateway(cleanEnv({ PORT: '0' }));
     try {
-      const out = gw.output();
-      const key = /Demo consumer key: (\S+)/.exec(out)?.[1];
-      expect(key).toBeDefined();
-      expect(out).toMatch(/curl .*\/macro\/feeds/);
-      expect(out).toMatch(/curl .*\/macro\/layout\/tables\//);
-      const res = await http(`${gw.url}/macro/feeds?limit=3`, {
+      const RULE = '-'.repeat(72);
+      // The banner ends with a rule line; wait until it is all there.
+      await eventually(() => gw.output().trimEnd().endsWith(RULE), { what: 'the banner' });
+      const before = gw.output();
+      const lines = before.trimEnd().split('\n');
+      const start = lines.lastIndexOf(RULE, lines.length - 2);
+      expect(start).toBeGreaterThanOrEqual(0);
+      const banner = lines.slice(start).join('\n');
+      // Nest's per-route boot lines stay quiet: at most a few lines come before the banner.
+      expect(start).toBeLessThan(5);
+      const key = /^Demo consumer key: (\S+)$/m.exec(banner)?.[1];
+      const operator = /^Console operator token: (\S+)$/m.exec(banner)?.[1];
+      expect(banner).toContain(`Atrium listening on ${gw.url}`);
+      expect(banner).toMatch(/^Demo consumer id: demo /m);
+      expect(banner).toContain(`Console: ${gw.url}/console`);
+      expect(banner).toContain(`API docs: ${gw.url}/docs`);
+      expect(banner).toMatch(/^ {2}curl .*\/macro\/series\/search\?keyword=GDP/m);
+      expect(banner).toMatch(/^ {2}curl .*\/macro\/layout\/tables\/TB1207/m);
+      expect(key).toMatch(/^atr_demo_/);
+      expect(operator).toMatch(/^atr_op_/);
+
+      const res = await http(`${gw.url}/macro/series/search?keyword=GDP&limit=3`, {
         headers: { authorization: `Bearer ${key}` },
       });
       expect(res.status).toBe(200);
-      expect(res.json().data).toHaveLength(3);
+      expect(res.json().data.total).toBeGreaterThan(0);
+      // Nothing but request lines was printed after the banner.
+      await eventually(() => gw.output().length > before.length, { what: 'the request line' });
+      for (const line of gw
+        .output()
+        .slice(before.length)
+        .split('\n')
+        .filter((l) => l !== ''))
+        expect(line).toContain('"msg":"request"');
+
       const noKey = await http(`${gw.url}/macro/feeds`);
       expect(noKey.status).toBe(401);
+      const consoleState = await http(`${gw.url}/console/api/state`, {
+        headers: { 'x-operator-token': operator! },
+      });
+      expect(consoleState.status).toBe(200);
+      expect((await http(`${gw.url}/console/api/state`)).status).toBe(401);
+      expect((await http(`${gw.url}/docs`)).status).toBeLessThan(400);
       const ready = await http(`${gw.url}/health/ready`);
       expect(ready.json().sandbox).toBe(true);
     } finally {

@@ -1,4 +1,4 @@
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, type HttpResult } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';

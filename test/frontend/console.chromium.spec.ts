@@ -110,6 +110,18 @@ describe('operator console in headless Chromium', () => {
     expect(await page.locator('#updated').getAttribute('class')).toMatch(/\bok\b/);
   });
 
+  it('shows vendor usage per consumer and upstream, today and over 7 days', async () => {
+    const res = await http(`${gw.url}/company/companies/match?company_name=usage-probe&limit=1`, {
+      headers: { authorization: `Bearer ${web.key}` },
+    });
+    expect(res.status).toBe(200);
+    const calls = page.locator('[data-usage="dashboard-web/company"] [data-field="vendorCalls"]');
+    expect(await textWhen(calls, /^1 \/ 1$/)).toBe('1 / 1');
+    expect(
+      await page.locator('[data-usage="dashboard-web/company"] [data-field="requests"]').textContent(),
+    ).toBe('1 / 1');
+  });
+
   it('rotates a consumer’s key: a new key shown once, both work, the old one retired; disable and enable', async () => {
     const call = async (key: string) => (await gw.request('/macro/dictionary/units', key)).status;
     const oldId = keyIdOf(batch.consumer.keyHashes[0]);

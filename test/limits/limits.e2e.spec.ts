@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../../src/core/ports/metrics.port.js';
 import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';

@@ -1,5 +1,5 @@
 import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http, type GatewayHandle } from '../helpers/gateway.js';

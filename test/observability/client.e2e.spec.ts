@@ -4,7 +4,7 @@ import { AtriumClient, AtriumError } from '../../client/index.js';
 import { generateClient } from '../../src/docs/client-generator.js';
 import { createDocumentApp } from '../../src/document-app.js';
 import { buildOpenApiDocument } from '../../src/docs/openapi.document.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { withGateway } from '../helpers/with-gateway.js';
 

@@ -21,14 +21,14 @@ export interface ScanResult {
   leaks: LeakReport[];
 }
 
-/** Key shapes the tests and the sandbox mint: consumer keys (`atr_test_…`, `atr_demo_…`) and sandbox secrets. */
+/** Key shapes the tests and the sandbox mint: consumer keys (`atr_test_…`, `atr_demo_…`), the sandbox's operator token (`atr_op_…`) and sandbox secrets. */
 const KEY_SHAPES = [
-  /atr_(?:test|demo)_[A-Za-z0-9_-]{8,}/g,
+  /atr_(?:test|demo|op)_[A-Za-z0-9_-]{8,}/g,
   /sbx_(?:macro|company|emis|dw|pw)_[A-Za-z0-9_-]{8,}/g,
 ];
 
-/** The sandbox banner of `npm start` prints the demo key on purpose (README); only those lines are exempt. */
-const BANNER_KEY = /^Demo consumer key: (\S+)\s*$/;
+/** The sandbox banner of `npm start` prints the demo key and operator token on purpose (README); only those lines are exempt. */
+const BANNER_KEY = /^(?:Demo consumer key|Console operator token): (\S+)\s*$/;
 const BANNER_CURL = /^ {2}curl /;
 
 function mask(s: string): string {

@@ -14,7 +14,11 @@ const START_TIMEOUT_MS = 60_000;
 /** node dist/main.js as operators run it: its stdout is the log. */
 describe('main.ts logging', () => {
   it('logs JSON lines on stdout by default, one per request, through the pino logger Nest uses too', async () => {
-    const gw = await spawnGateway(cleanEnv({ PORT: '0', HOST: '127.0.0.1' }), START_TIMEOUT_MS);
+    // LOG_LEVEL set: in the sandbox Nest's own boot lines are quiet unless it asks for them.
+    const gw = await spawnGateway(
+      cleanEnv({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }),
+      START_TIMEOUT_MS,
+    );
     try {
       const key = /Demo consumer key: (\S+)/.exec(gw.output())![1];
       const res = await http(`${gw.url}/macro/feeds?limit=1`, {

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { overrideDefaultLogDestination } from '../../src/core/logging/log-destination.js';
 import type { AtriumLogger } from '../../src/core/logging/logger.factory.js';
 import { ATRIUM_LOGGER } from '../../src/core/logging/logging.tokens.js';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, startGateway } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';

@@ -1,8 +1,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { request } from 'undici';
-import { companyErrorBody, FakeCompanyUpstream } from '../../src/sandbox/fake-company.upstream.js';
-import { companies } from '../../src/sandbox/sandbox-data.js';
+import { companyErrorBody, FakeCompanyUpstream } from '../../src/sandbox/company/fake-company.upstream.js';
+import { companies } from '../../src/sandbox/company/company.data.js';
 import { eventually } from '../helpers/eventually.js';
 import { call, form, jsonBody } from './http.js';
 

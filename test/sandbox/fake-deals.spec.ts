@@ -1,6 +1,6 @@
-import { EMIS_CODES, EMIS_VERSION } from '../../src/sandbox/fake-emis-base.js';
-import { FakeDealsUpstream } from '../../src/sandbox/fake-deals.upstream.js';
-import { deals } from '../../src/sandbox/sandbox-data.js';
+import { EMIS_CODES, EMIS_VERSION } from '../../src/sandbox/emis/fake-emis.upstream.js';
+import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.js';
+import { deals } from '../../src/sandbox/deals/deals.data.js';
 import { call } from './http.js';
 
 const TOKEN = 'sbx_dw_test';
@@ -25,12 +25,11 @@ describe('FakeDealsUpstream', () => {
     const deal = deals()[0];
     const info = await get(`/DealInfo/getDealInfo/?dealId=${deal.id}`);
     expect(info.json.version).toBe(EMIS_VERSION);
-    expect(info.json.data).toMatchObject({
-      _type: 'Emis\\Entity\\Api\\Deal\\InfoDeal',
-      id: deal.id,
-      name: deal.name,
-    });
-    expect(info.json.data.advisors[0]._type).toBe('Emis\\Entity\\Api\\Advisor');
+    expect(info.json.data).toMatchObject({ id: deal.id, name: deal.name });
+    // The PHP client ships no DealWatch classes: only the companies are typed (Dictionary\Company).
+    expect(info.json.data._type).toBeUndefined();
+    expect(info.json.data.advisors).toHaveLength(2);
+    expect(info.json.data.targets[0]._type).toBe('Emis\\Entity\\Api\\Dictionary\\Company');
 
     const advisors = await get('/SearchAdvisors/getListAdvisors/?term=law&limit=5');
     expect(advisors.json.data.advisors.length).toBeGreaterThan(0);
@@ -84,6 +83,6 @@ describe('FakeDealsUpstream', () => {
 
   it('serves the XML variant', async () => {
     const res = await get('/xml/SearchDeal/getDeals/?limit=1');
-    expect(res.text).toMatch(/^<\?xml.*<response><data><_type>Emis\\Entity\\Api\\Deal\\Result<\/_type>/);
+    expect(res.text).toMatch(/^<\?xml.*<response><data><total>\d+<\/total><deals>/);
   });
 });

@@ -1,7 +1,7 @@
 import { XMLParser } from 'fast-xml-parser';
-import { EMIS_CODES, EMIS_VERSION } from '../../src/sandbox/fake-emis-base.js';
-import { FakeDocumentsUpstream } from '../../src/sandbox/fake-documents.upstream.js';
-import { documents } from '../../src/sandbox/sandbox-data.js';
+import { EMIS_CODES, EMIS_VERSION } from '../../src/sandbox/emis/fake-emis.upstream.js';
+import { FakeDocumentsUpstream } from '../../src/sandbox/documents/fake-documents.upstream.js';
+import { documents } from '../../src/sandbox/documents/documents.data.js';
 import { call, manualClock } from './http.js';
 
 const TOKEN = 'sbx_emis_test';
@@ -47,7 +47,7 @@ describe('FakeDocumentsUpstream', () => {
       expect(res.status).toBe(200);
       expect(res.json.version).toBe(EMIS_VERSION);
       expect(res.json.data[0]).toEqual({
-        _type: 'Emis\\Entity\\Api\\Country',
+        _type: 'Emis\\Entity\\Api\\Dictionary\\Country',
         id: 10,
         code: 'PL',
         name: 'Poland',
@@ -86,7 +86,8 @@ describe('FakeDocumentsUpstream', () => {
       const res = await call(`${fake.url}/Search/query/?countries[0]=PL&sessionId=${session}`);
       expect(res.json.data._type).toBe('Emis\\Entity\\Api\\Document\\Result');
       const user = await call(`${fake.url}/Auth/getUserData/?sessionId=${session}`);
-      expect(user.json.data).toMatchObject({ _type: 'Emis\\Entity\\Api\\User', username: USER });
+      expect(user.json.data).toMatchObject({ username: USER });
+      expect(user.json.data._type).toBeUndefined();
     });
 
     it('accepts login parameters in a POST form body', async () => {

@@ -1,6 +1,6 @@
 import { XMLParser } from 'fast-xml-parser';
-import { FakeMacroUpstream } from '../../src/sandbox/fake-macro.upstream.js';
-import { macroFeeds } from '../../src/sandbox/sandbox-data.js';
+import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
+import { macroFeeds } from '../../src/sandbox/macro/feeds.data.js';
 import { call, form, jsonBody } from './http.js';
 
 const TOKEN = 'sbx_macro_test_token';

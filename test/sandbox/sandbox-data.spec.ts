@@ -1,14 +1,12 @@
-import {
-  companies,
-  createRng,
-  documents,
-  hashSeed,
-  layoutAncestors,
-  layoutTree,
-  macroFeeds,
-  seriesInfo,
-  seriesTimePoints,
-} from '../../src/sandbox/sandbox-data.js';
+import { companies, featuredCompanies } from '../../src/sandbox/company/company.data.js';
+import { dealCompanies, deals } from '../../src/sandbox/deals/deals.data.js';
+import { COUNTRIES } from '../../src/sandbox/data/countries.js';
+import { createRng, hashSeed } from '../../src/sandbox/data/seeded.js';
+import { MACRO_INDICATORS, MACRO_UNITS } from '../../src/sandbox/macro/macro-dictionaries.data.js';
+import { documents } from '../../src/sandbox/documents/documents.data.js';
+import { macroFeeds } from '../../src/sandbox/macro/feeds.data.js';
+import { layoutAncestors, layoutTree } from '../../src/sandbox/macro/layout.data.js';
+import { seriesInfo, seriesTimePoints } from '../../src/sandbox/macro/series.data.js';
 
 describe('sandbox data', () => {
   it('seeds a reproducible PRNG', () => {
@@ -53,5 +51,61 @@ describe('sandbox data', () => {
       new Set(['banking', 'insurance', 'non-financial']),
     );
     expect(documents()).toHaveLength(300);
+  });
+
+  it('links the featured companies (two per country) to several documents and deals each, by id and name', () => {
+    expect(featuredCompanies()).toHaveLength(2 * COUNTRIES.length);
+    for (const c of featuredCompanies()) {
+      const docs = documents().filter((d) => d.companies.some((x) => x.id === c.companyId));
+      const involved = deals().filter((d) => dealCompanies(d).some((x) => x.id === c.companyId));
+      expect(docs.length).toBeGreaterThanOrEqual(3);
+      expect(involved.length).toBeGreaterThanOrEqual(3);
+      for (const d of docs) expect(d.companies.find((x) => x.id === c.companyId)?.name).toBe(c.companyName);
+      for (const d of involved)
+        expect(dealCompanies(d).find((x) => x.id === c.companyId)?.name).toBe(c.companyName);
+    }
+  });
+
+  describe('macro series', () => {
+    const all = [...layoutTree().byId.values()].flatMap((t) => t.seriesIds.map(seriesInfo));
+
+    it.each([
+      'gdp-nominal',
+      'gdp-real',
+      'cpi',
+      'unemployment',
+      'policy-rate',
+      'fx',
+      'trade-balance',
+      'reserves',
+    ])('cover %s for every sandbox country with a subscribed series', (concept) => {
+      for (const c of COUNTRIES) {
+        expect(all.some((s) => s.concept === concept && s.country.id === c.id && s.subscribed)).toBe(true);
+      }
+    });
+
+    it('agree with themselves: name, indicator, unit, country and table', () => {
+      for (const s of all) {
+        expect(s.name.endsWith(`: ${s.country.name}`)).toBe(true);
+        expect(MACRO_INDICATORS.map((i) => i.name)).toContain(s.indicator.name);
+        expect(MACRO_UNITS.map((u) => u.name)).toContain(s.unit.name);
+        expect(layoutTree().byId.get(s.tableId!)!.name).toBe(`${s.indicator.name}: ${s.unit.name}`);
+      }
+    });
+
+    it('have plausible values: CPI near 100 in 2018, rates and unemployment in range', () => {
+      const of = (concept: string, country: string) =>
+        all.find((s) => s.concept === concept && s.country.id === country && s.frequency.id !== 'Q')!;
+      const cpi = seriesTimePoints(of('cpi', 'DE'));
+      const cpi2018 = cpi.find((p) => p.date.startsWith('2018'))!.value;
+      expect(cpi2018).toBeGreaterThan(95);
+      expect(cpi2018).toBeLessThan(105);
+      for (const p of seriesTimePoints(of('unemployment', 'PL'))) expect(p.value).toBeGreaterThan(1);
+      for (const p of seriesTimePoints(of('policy-rate', 'US'))) {
+        expect(p.value).toBeGreaterThanOrEqual(0);
+        expect(p.value).toBeLessThan(10);
+      }
+      expect(seriesTimePoints(of('fx', 'US')).every((p) => p.value === 1)).toBe(true);
+    });
   });
 });

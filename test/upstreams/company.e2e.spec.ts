@@ -1,11 +1,11 @@
-import { FakeCompanyUpstream } from '../../src/sandbox/fake-company.upstream.js';
+import { FakeCompanyUpstream } from '../../src/sandbox/company/fake-company.upstream.js';
 import {
   COMPANY_ACCOUNTS,
   COMPANY_STANDARDS,
   companies,
   companyStatements,
   INDUSTRY_CLASSES,
-} from '../../src/sandbox/sandbox-data.js';
+} from '../../src/sandbox/company/company.data.js';
 import { COMPANY_ROUTES } from '../../src/upstreams/company/company.routes.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';

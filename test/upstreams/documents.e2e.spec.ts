@@ -1,6 +1,6 @@
-import { FakeDealsUpstream } from '../../src/sandbox/fake-deals.upstream.js';
-import { FakeDocumentsUpstream } from '../../src/sandbox/fake-documents.upstream.js';
-import { documents } from '../../src/sandbox/sandbox-data.js';
+import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.js';
+import { FakeDocumentsUpstream } from '../../src/sandbox/documents/fake-documents.upstream.js';
+import { documents } from '../../src/sandbox/documents/documents.data.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http, rawGet, startGateway, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
 import type { ProxyRequest } from '../../src/proxy/pipeline.types.js';
-import { FakeDocumentsUpstream } from '../../src/sandbox/fake-documents.upstream.js';
+import { FakeDocumentsUpstream } from '../../src/sandbox/documents/fake-documents.upstream.js';
 import {
   EmisSessionCredentials,
   type EmisSessionOptions,

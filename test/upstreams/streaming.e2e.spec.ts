@@ -1,9 +1,10 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { request } from 'undici';
-import { FakeCompanyUpstream } from '../../src/sandbox/fake-company.upstream.js';
-import { FakeDocumentsUpstream } from '../../src/sandbox/fake-documents.upstream.js';
-import { companies, documents } from '../../src/sandbox/sandbox-data.js';
+import { FakeCompanyUpstream } from '../../src/sandbox/company/fake-company.upstream.js';
+import { FakeDocumentsUpstream } from '../../src/sandbox/documents/fake-documents.upstream.js';
+import { companies } from '../../src/sandbox/company/company.data.js';
+import { documents } from '../../src/sandbox/documents/documents.data.js';
 import type { FakeUpstream } from '../../src/sandbox/fake-upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';

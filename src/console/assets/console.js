@@ -8,6 +8,7 @@
   var REFRESH_MS = 2000;
   var SVGNS = 'http://www.w3.org/2000/svg';
   var stateUrl = location.pathname.replace(/\/+$/, '') + '/api/state';
+  var usageUrl = location.pathname.replace(/\/+$/, '') + '/api/usage';
   // Consumers and their keys are changed through the admin API, with the same operator key.
   var ADMIN_URL = '/admin/consumers';
   // The consumer whose keys the rotation panel shows (null: closed), and the last state rendered.
@@ -475,6 +476,65 @@
     ]);
   }
 
+  // ---- vendor usage (issue 16): per consumer and upstream, today and the last 7 days ----
+  var USAGE_COLUMNS = [
+    ['requests', 'requests'],
+    ['cacheAnswers', 'from cache'],
+    ['coalesced', 'coalesced'],
+    ['vendorCalls', 'vendor calls'],
+    ['vendorErrors', 'vendor errors'],
+    ['quotaRejections', 'quota 429s'],
+    ['shieldRejections', 'shield refusals'],
+  ];
+  function renderUsage(u) {
+    var body = document.getElementById('usage');
+    var note = document.getElementById('usage-note');
+    if (!u) {
+      body.replaceChildren(
+        el('tr', {}, el('td', { colspan: 9, cls: 'na', text: 'usage counting is off or unavailable' })),
+      );
+      note.textContent = '';
+      return;
+    }
+    note.textContent =
+      'Today (' +
+      u.today +
+      ') / last 7 days (from ' +
+      u.from +
+      '), ' +
+      (u.store === 'redis' ? 'whole fleet' : 'this instance') +
+      '.';
+    if (!u.rows.length) {
+      body.replaceChildren(el('tr', {}, el('td', { colspan: 9, cls: 'na', text: 'no usage yet' })));
+      return;
+    }
+    body.replaceChildren.apply(
+      body,
+      u.rows.map(function (r) {
+        return el(
+          'tr',
+          { 'data-usage': r.consumer + '/' + r.upstream },
+          [el('td', { cls: 'id', text: r.consumer }), el('td', { text: r.upstream })].concat(
+            USAGE_COLUMNS.map(function (c) {
+              return el('td', { 'data-field': c[0], text: num(r.today[c[0]]) + ' / ' + num(r.week[c[0]]) });
+            }),
+          ),
+        );
+      }),
+    );
+  }
+  async function refreshUsage(token) {
+    try {
+      var res = await fetch(usageUrl, {
+        headers: { authorization: 'Bearer ' + token, accept: 'application/json' },
+        cache: 'no-store',
+      });
+      if (res.ok) renderUsage((await res.json()).usage);
+    } catch {
+      // The state refresh reports failures; the usage table keeps its last figures.
+    }
+  }
+
   function render(s) {
     var inst = s.instance;
     var status = document.getElementById('status');
@@ -558,6 +618,7 @@
       if (!isNaN(serverNow)) skew = serverNow - Date.now();
       showApp();
       render(s);
+      await refreshUsage(token);
       lastOk = Date.now();
       setUpdated(true, 'updated ' + new Date(lastOk).toLocaleTimeString());
     } catch (e) {

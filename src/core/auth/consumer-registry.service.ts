@@ -80,8 +80,9 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
     this.known = Object.keys(config.upstreams);
     this.source = redis ? 'redis' : config.consumersFile ? 'file' : 'memory';
     if (redis) this.repo = new RedisConsumerRepository(redis, config.redisPrefix);
-    // The set main.ts read from the file: what an empty Redis store is seeded with.
-    if (redis && config.consumersFile) this.seed = store.all();
+    // The set given at boot (the file main.ts read, or the consumers an embedding app passed in): what an
+    // empty Redis store is seeded with. Without it a fresh store would answer every key with 401.
+    if (redis && store.all().length > 0) this.seed = store.all();
   }
 
   state(): ConsumerSourceState {
@@ -273,7 +274,17 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
               '(manage consumers with /admin/consumers)',
           );
       }
-      const snap = await repo.snapshot();
+      let snap = await repo.snapshot();
+      if (snap.version === 0 && this.version > 0) {
+        // The store vanished under us (a Redis restarted without persistence, a flushed prefix): installing
+        // the empty set would answer every key with 401 on every replica. Put back the set in force.
+        const inForce = this.store.all();
+        if (await repo.seed(inForce.map(toRecord)))
+          this.logger.warn(
+            `the Redis consumer store was gone: re-seeded it with the ${inForce.length} consumer(s) in force`,
+          );
+        snap = await repo.snapshot();
+      }
       if (snap.version === this.version && !boot) return;
       const list = this.parseSnapshot(snap.values);
       const before = this.version;

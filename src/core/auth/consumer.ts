@@ -35,6 +35,11 @@ export interface Consumer {
   readonly reservedShare: number;
   /** Browser origins allowed to call with this consumer's key (CORS). */
   readonly corsOrigins: readonly string[];
+  /**
+   * Sandbox only (the demo consumer): any `http://localhost:<port>` and `http://127.0.0.1:<port>` origin
+   * is allowed too. Never read from the consumers file, so production CORS stays an explicit list.
+   */
+  readonly corsAnyLocalPort?: boolean;
 }
 
 /** Where consumers' keys may arrive, in the order they are looked for. */

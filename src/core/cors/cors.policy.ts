@@ -44,6 +44,11 @@ export function normalizeOrigin(origin: string): string | undefined {
   }
 }
 
+/** `http://localhost:<port>` or `http://127.0.0.1:<port>` (a developer's own machine, any port). */
+export function isLocalDevOrigin(origin: string): boolean {
+  return /^http:\/\/(localhost|127\.0\.0\.1)(:\d{1,5})?$/.test(origin);
+}
+
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
@@ -60,6 +65,8 @@ export class CorsPolicy {
   /** Union of every consumer's origins: what a key-less preflight may be allowed for. */
   private anyConsumer = new Set<string>();
   private byConsumer = new Map<string, ReadonlySet<string>>();
+  /** Consumers that also accept any local development origin (the sandbox's demo consumer). */
+  private anyLocalPort: ReadonlySet<string> = new Set<string>();
   /** Preflight answer headers, built once. */
   private readonly preflight: Record<string, string>;
   private readonly exposed = CORS_EXPOSED_HEADERS.join(', ');
@@ -81,6 +88,7 @@ export class CorsPolicy {
   private build(consumers: readonly Consumer[]): void {
     const anyConsumer = new Set<string>();
     const byConsumer = new Map<string, ReadonlySet<string>>();
+    const anyLocalPort = new Set<string>();
     for (const c of consumers) {
       const own = new Set<string>();
       for (const o of c.corsOrigins) {
@@ -90,9 +98,11 @@ export class CorsPolicy {
         anyConsumer.add(n);
       }
       byConsumer.set(c.id, own);
+      if (c.corsAnyLocalPort) anyLocalPort.add(c.id);
     }
     this.anyConsumer = anyConsumer;
     this.byConsumer = byConsumer;
+    this.anyLocalPort = anyLocalPort;
   }
 
   /** Origins some consumer allows (console, docs). */
@@ -116,7 +126,9 @@ export class CorsPolicy {
     if (host !== undefined && raw.slice(raw.indexOf('//') + 2) === host) return true;
     // Browsers send origins already serialised: the set lookup spares a URL parse for every known one.
     const origin = this.anyConsumer.has(raw) ? raw : normalizeOrigin(raw);
-    const known = origin !== undefined && this.anyConsumer.has(origin);
+    const known =
+      origin !== undefined &&
+      (this.anyConsumer.has(origin) || (this.anyLocalPort.size > 0 && isLocalDevOrigin(origin)));
 
     if (req.method === 'OPTIONS' && header(req, 'access-control-request-method') !== undefined) {
       void reply.header('vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers');
@@ -141,7 +153,7 @@ export class CorsPolicy {
     const key = extractConsumerKey(req);
     const consumer = key === undefined ? undefined : this.store.authenticate(key);
     // No or an unknown key: the guard answers 401 (readable by the page). A known key must list the origin.
-    if (consumer && !this.byConsumer.get(consumer.id)?.has(origin)) {
+    if (consumer && !this.allows(consumer.id, origin)) {
       fail(
         new GatewayError('FORBIDDEN', {
           message: `Consumer "${consumer.id}" may not be used from this origin.`,
@@ -150,6 +162,11 @@ export class CorsPolicy {
       return false;
     }
     return true;
+  }
+
+  private allows(consumerId: string, origin: string): boolean {
+    if (this.byConsumer.get(consumerId)?.has(origin)) return true;
+    return this.anyLocalPort.has(consumerId) && isLocalDevOrigin(origin);
   }
 
   private allow(reply: FastifyReply, origin: string): void {

@@ -13,12 +13,14 @@ export interface ErrorEnvelope {
     retryable: boolean;
     retryAfterSeconds?: number;
     requestId: string;
+    /** W3C trace id of the request, for the operator's tracing system. */
+    traceId?: string;
   };
   /** Vendor-shaped extras (see ErrorShapeRegistry), so vendor client libraries keep raising their own errors. */
   [vendorField: string]: unknown;
 }
 
-export function buildEnvelope(err: GatewayError, requestId: string): ErrorEnvelope {
+export function buildEnvelope(err: GatewayError, requestId: string, traceId?: string): ErrorEnvelope {
   const error: ErrorEnvelope['error'] = {
     code: err.code,
     message: err.message,
@@ -31,6 +33,7 @@ export function buildEnvelope(err: GatewayError, requestId: string): ErrorEnvelo
   if (err.upstreamCode !== undefined) error.upstreamCode = err.upstreamCode;
   if (err.parameter !== undefined) error.parameter = err.parameter;
   if (err.retryAfterSeconds !== undefined) error.retryAfterSeconds = err.retryAfterSeconds;
+  if (traceId !== undefined) error.traceId = traceId;
   return { error };
 }
 

@@ -15,6 +15,13 @@ import { buildEnvelope, envelopeToXml } from './error-envelope.js';
 import { ErrorShapeRegistry } from './error-shape.registry.js';
 import { GatewayError } from './gateway-error.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The code of the error envelope this request was answered with (usage counting reads it). */
+    errorCode?: ErrorCode;
+  }
+}
+
 const HTTP_STATUS_CODE: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',
   401: 'UNAUTHENTICATED',
@@ -87,6 +94,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       else allow = undefined;
     }
     const requestId = String(req.id);
+    req.errorCode = err.code;
     if (err.code === 'INTERNAL') {
       this.logger.error(
         this.redactor.redact(`errorId=${requestId} ${describe(exception)}`),
@@ -95,7 +103,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     } else if (err.status >= 500) {
       this.logger.warn(this.redactor.redact(`requestId=${requestId} ${err.code} ${err.message}`));
     }
-    const envelope = buildEnvelope(err, requestId);
+    const envelope = buildEnvelope(err, requestId, req.trace?.traceId);
     envelope.error.message = this.redactor.redact(envelope.error.message);
     const ext = this.shapes.forUrl(req.url);
     if (ext) Object.assign(envelope, ext.extend(err));

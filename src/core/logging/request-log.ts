@@ -20,6 +20,10 @@ export interface RequestLogRecord {
   upstreamMs?: number;
   /** Total time in the gateway, from the first byte of the request to the last of the answer. */
   ms: number;
+  /** The client's address (`X-Forwarded-For` only from ATRIUM_TRUSTED_PROXIES). */
+  client?: string;
+  /** W3C trace id of the request (the consumer's `traceparent`, or one the gateway started). */
+  traceId?: string;
 }
 
 /** pino's marker for destinations (multistream) that read the level of each line from the logger. */
@@ -76,7 +80,11 @@ export class RequestLogger {
     line += ',"status":' + record.status;
     if (record.cache !== undefined) line += ',"cache":' + JSON.stringify(record.cache);
     if (record.upstreamMs !== undefined) line += ',"upstreamMs":' + finite(record.upstreamMs);
-    line += ',"ms":' + finite(record.ms) + ',"msg":"request"}\n';
+    line += ',"ms":' + finite(record.ms);
+    // From X-Forwarded-For when a trusted proxy sent it: escaped like any client-controlled text.
+    if (record.client !== undefined) line += ',"client":' + JSON.stringify(record.client);
+    if (record.traceId !== undefined) line += ',"traceId":"' + record.traceId + '"';
+    line += ',"msg":"request"}\n';
     p.stream.write(line);
   }
 }

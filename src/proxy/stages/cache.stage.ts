@@ -1,4 +1,5 @@
 import { GatewayError } from '../../core/errors/gateway-error.js';
+import { childSpan } from '../../core/tracing/trace-context.js';
 import type { CacheEventCounters } from '../cache-metrics.js';
 import { negativeError, type CacheEntry } from '../cache/cache-entry.js';
 import { cacheKeyOf, scopeOf, type CacheKey } from '../cache/cache-key.js';
@@ -97,7 +98,10 @@ export function cacheStage(opts: CacheStageOptions): Stage {
       }
 
       const key = cacheKeyOf(req, policy.key);
+      const lookup = childSpan(req.trace, 'cache lookup');
       const entry = await store.get(key);
+      lookup?.setAttribute('atrium.cache.found', entry !== undefined);
+      lookup?.end();
       if (entry !== undefined && !req.noCache) {
         const now = Date.now();
         if (now < entry.freshUntil) {

@@ -1,5 +1,5 @@
 import { GatewayMetrics, NO_UPSTREAM, type ObservedRequest } from '../../../src/metrics/gateway-metrics.js';
-import { FakeMacroUpstream } from '../../../src/sandbox/fake-macro.upstream.js';
+import { FakeMacroUpstream } from '../../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../../helpers/consumers.js';
 import { http, rawGet, startGateway, type GatewayHandle, type HttpResult } from '../../helpers/gateway.js';
 

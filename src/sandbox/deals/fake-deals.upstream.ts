@@ -1,6 +1,9 @@
-// Fake EMIS DealWatch (shared/design/upstreams.md §5): base path /dw, the four deal functions of the
-// spec, Documents conventions (token or sessionId, ApiError bodies, `_type` + `version`).
-import { dateParam, emisArray } from './fake-params.js';
+// Fake EMIS DealWatch (design notes: upstreams.md §5): base path /dw, the four deal functions of the
+// spec, Documents conventions (token or sessionId, ApiError bodies, `version` beside `data`). The PHP
+// client ships no DealWatch classes, so answers carry no `_type` except on the companies, which are the
+// client's Dictionary\Company (the same ids and names as the company and documents interfaces).
+import { dateParam, emisArray } from '../fake-params.js';
+import { typed } from '../emis/emis-classes.js';
 import {
   EMIS_CODES,
   EmisError,
@@ -8,31 +11,34 @@ import {
   FakeEmisUpstream,
   emisInt,
   emisRequired,
-} from './fake-emis-base.js';
+} from '../emis/fake-emis.upstream.js';
+import { companies } from '../company/company.data.js';
 import {
   type AdvisorRecord,
   advisors,
+  type DealCompany,
+  dealCompanies,
   type DealRecord,
   deals,
   DEAL_TYPES,
-  companies,
-} from './sandbox-data.js';
+} from './deals.data.js';
 
 export type FakeDealsOptions = FakeEmisOptions;
 
-const T = 'Emis\\Entity\\Api\\';
-
 function advisorView(a: AdvisorRecord): Record<string, unknown> {
-  return { _type: `${T}Advisor`, id: a.id, name: a.name, countryCode: a.countryCode, type: a.type };
+  return { id: a.id, name: a.name, countryCode: a.countryCode, type: a.type };
 }
 
+const companyView = (c: DealCompany) => typed('company', c);
+
 function dealView(d: DealRecord): Record<string, unknown> {
-  const { advisorIds, ...rest } = d;
+  const { advisorIds, targets, buyers, sellers, ...rest } = d;
   const byId = new Map(advisors().map((a) => [a.id, a]));
   return {
-    _type: `${T}Deal`,
     ...rest,
-    dealType: { _type: `${T}DealType`, ...d.dealType },
+    targets: targets.map(companyView),
+    buyers: buyers.map(companyView),
+    sellers: sellers.map(companyView),
     advisors: advisorIds.flatMap((id) => {
       const a = byId.get(id);
       return a ? [advisorView(a)] : [];
@@ -42,6 +48,13 @@ function dealView(d: DealRecord): Record<string, unknown> {
 
 function paging(params: URLSearchParams): { offset: number; limit: number } {
   return { offset: emisInt(params, 'offset', 0), limit: Math.min(emisInt(params, 'limit', 25), 100) };
+}
+
+function idsOf(params: URLSearchParams, name: string): number[] {
+  const values = emisArray(params, name);
+  if (values.some((v) => !/^\d+$/.test(v)))
+    throw new EmisError(EMIS_CODES.INVALID_PARAMETER, `Invalid parameter: ${name}`);
+  return values.map(Number);
 }
 
 export class FakeDealsUpstream extends FakeEmisUpstream {
@@ -55,8 +68,10 @@ export class FakeDealsUpstream extends FakeEmisUpstream {
       const raw = emisRequired(params.get('dealId') ?? params.get('id'), 'dealId');
       const deal = deals().find((d) => String(d.id) === raw);
       if (!deal) throw new EmisError(EMIS_CODES.NOT_FOUND, `Deal not found: ${raw}`);
-      const info = dealView(deal);
-      return this.ok({ ...info, _type: `${T}Deal\\InfoDeal`, floatInfo: null }, xml);
+      return this.ok(
+        { ...dealView(deal), companies: dealCompanies(deal).map(companyView), floatInfo: null },
+        xml,
+      );
     });
 
     this.route('SearchAdvisors/getListAdvisors', ({ params, xml }) => {
@@ -69,11 +84,7 @@ export class FakeDealsUpstream extends FakeEmisUpstream {
           (countries.length === 0 || countries.includes(a.countryCode)),
       );
       return this.ok(
-        {
-          _type: `${T}ResultList`,
-          total: found.length,
-          advisors: found.slice(offset, offset + limit).map(advisorView),
-        },
+        { total: found.length, advisors: found.slice(offset, offset + limit).map(advisorView) },
         xml,
       );
     });
@@ -89,15 +100,15 @@ export class FakeDealsUpstream extends FakeEmisUpstream {
       );
       return this.ok(
         {
-          _type: `${T}ResultList`,
           total: found.length,
-          companies: found.slice(offset, offset + limit).map((c) => ({
-            _type: `${T}CompanyDW`,
-            id: c.companyId,
-            name: c.companyName,
-            countryCode: c.countryCode,
-            industry: c.industryClass,
-          })),
+          companies: found.slice(offset, offset + limit).map((c) =>
+            typed('company', {
+              id: c.companyId,
+              name: c.companyName,
+              countryCode: c.countryCode,
+              industry: c.industryClass,
+            }),
+          ),
         },
         xml,
       );
@@ -110,6 +121,9 @@ export class FakeDealsUpstream extends FakeEmisUpstream {
       if (types.some((t) => !DEAL_TYPES.some((d) => String(d.id) === t))) {
         throw new EmisError(EMIS_CODES.INVALID_PARAMETER, 'Invalid parameter: dealTypes');
       }
+      // Deals involving any of these company ids (target, buyer or seller) or advisor ids.
+      const companyIds = idsOf(params, 'companies');
+      const advisorIds = idsOf(params, 'advisors');
       const start = dateParam(params.get('startDate'));
       const end = dateParam(params.get('endDate'));
       if (Number.isNaN(start) || Number.isNaN(end)) {
@@ -122,18 +136,13 @@ export class FakeDealsUpstream extends FakeEmisUpstream {
             (term === '' || d.name.toLowerCase().includes(term)) &&
             (countries.length === 0 || d.countryCodes.some((c) => countries.includes(c))) &&
             (types.length === 0 || types.includes(String(d.dealType.id))) &&
+            (companyIds.length === 0 || dealCompanies(d).some((c) => companyIds.includes(c.id))) &&
+            (advisorIds.length === 0 || d.advisorIds.some((a) => advisorIds.includes(a))) &&
             (start === undefined || Date.parse(d.announcedDate) >= start) &&
             (end === undefined || Date.parse(d.announcedDate) <= end),
         )
         .sort((a, b) => b.announcedDate.localeCompare(a.announcedDate) || a.id - b.id);
-      return this.ok(
-        {
-          _type: `${T}Deal\\Result`,
-          total: found.length,
-          deals: found.slice(offset, offset + limit).map(dealView),
-        },
-        xml,
-      );
+      return this.ok({ total: found.length, deals: found.slice(offset, offset + limit).map(dealView) }, xml);
     });
   }
 }

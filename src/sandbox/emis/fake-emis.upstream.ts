@@ -4,9 +4,9 @@
 // from `Auth/login/`, errors `{"errors":[{code:<int>,detail}]}` sent with HTTP 200 by default, success
 // `{"data":{…,"_type":…},"version":…}`.
 import { randomBytes } from 'node:crypto';
-import { FakeRouter } from './fake-router.js';
-import { type AuthResult, type FakeReply, type FakeRequest, FakeUpstream } from './fake-upstream.js';
-import { isoDateTime } from './sandbox-data.js';
+import { FakeRouter } from '../fake-router.js';
+import { type AuthResult, type FakeReply, type FakeRequest, FakeUpstream } from '../fake-upstream.js';
+import { isoDateTime } from '../data/seeded.js';
 
 /**
  * Error codes the fakes send. 1xxx and 3000–3003 follow the PHP client's exception classes; the
@@ -229,7 +229,7 @@ export abstract class FakeEmisUpstream extends FakeUpstream {
       const session = this.sessions.get(params.get('sessionId') ?? '');
       return this.ok(
         {
-          _type: 'Emis\\Entity\\Api\\User',
+          // No `_type`: the client ships no user class, and an unknown one would be a PHP fatal error.
           username: session?.username ?? this.username ?? 'portal-key-user',
           customerId: 4410,
           products: ['news', 'dw'],

@@ -1,6 +1,6 @@
 // Fake EMIS Documents API, called news by the vendor (design notes, upstreams.md §4): base path /news, every documents
 // function of the spec plus the Auth functions, JSON and /xml/ variants, usage reports recorded.
-import { dateParam, emisArray } from './fake-params.js';
+import { dateParam, emisArray } from '../fake-params.js';
 import {
   EMIS_CODES,
   EmisError,
@@ -8,12 +8,12 @@ import {
   FakeEmisUpstream,
   emisInt,
   emisRequired,
-} from './fake-emis-base.js';
-import type { FakeReply } from './fake-upstream.js';
+} from '../emis/fake-emis.upstream.js';
+import type { FakeReply } from '../fake-upstream.js';
+import { type EmisClass, typed } from '../emis/emis-classes.js';
+import { readUsageReport } from './usage-report.js';
+import { companies } from '../company/company.data.js';
 import {
-  companies,
-  type DocumentRecord,
-  documents,
   EMIS_COUNTRIES,
   EMIS_FORMATS,
   EMIS_INDUSTRIES,
@@ -22,7 +22,8 @@ import {
   EMIS_SOURCE_TYPES,
   EMIS_TOPICS,
   emisPublications,
-} from './sandbox-data.js';
+} from '../emis/emis-dictionaries.data.js';
+import { type DocumentRecord, documents } from './documents.data.js';
 
 export type FakeDocumentsOptions = FakeEmisOptions;
 
@@ -34,8 +35,6 @@ export interface UsageRecord {
   via: 'report' | 'reportMultiple';
 }
 
-const T = 'Emis\\Entity\\Api\\';
-
 const FILE_TYPES: Record<string, string> = {
   PDF: 'application/pdf',
   DOC: 'application/msword',
@@ -43,10 +42,6 @@ const FILE_TYPES: Record<string, string> = {
 };
 
 const ORDERS = ['newest', 'oldest', 'relevance', 'id_asc', 'id_desc'];
-
-function typed(type: string, entity: object): Record<string, unknown> {
-  return { _type: `${T}${type}`, ...entity };
-}
 
 function numbersOf(params: URLSearchParams, name: string): number[] {
   const values = emisArray(params, name);
@@ -75,31 +70,42 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
     this.usage.length = 0;
   }
 
+  /** A document as the client's Document\\Document, its dictionary entities typed as theirs. */
   private documentView(d: DocumentRecord, includeBody: boolean): Record<string, unknown> {
-    const { body, files, ...rest } = d;
-    return typed('Document\\Document', {
+    const { body, files, language, countries, companies: cos, topics, industries, ...rest } = d;
+    return typed('document', {
       ...rest,
-      files: files.map((f) => ({ ...f, link: `${this.url}/Search/getFile/?key=${f.key}` })),
+      language: typed('language', language),
+      countries: countries.map((c) => typed('country', c)),
+      companies: cos.map((c) => typed('company', c)),
+      topics: topics.map((t) => typed('topic', t)),
+      industries: industries.map((i) => typed('industry', i)),
+      publication: typed('publication', d.publication),
+      publicationTypes: d.publicationTypes.map((t) => typed('publicationType', t)),
+      sourceType: typed('sourceType', d.sourceType),
+      files: files.map((f) => typed('file', { ...f, link: `${this.url}/Search/getFile/?key=${f.key}` })),
       link: `${this.url}/Search/getDocuments/?ids[0]=${d.id}`,
       ...(includeBody ? { body } : {}),
     });
   }
 
   private registerDocuments(): void {
-    const dictionary = (fn: string, type: string, list: readonly object[]) =>
+    // A list answer tags each item; the client takes the list's class from the first one.
+    const dictionary = (fn: string, type: EmisClass | undefined, list: readonly object[]) =>
       this.route(`Dictionary/${fn}`, ({ xml }) =>
         this.ok(
-          list.map((e) => typed(type, e)),
+          list.map((e) => (type ? typed(type, e) : e)),
           xml,
         ),
       );
-    dictionary('getCountries', 'Country', EMIS_COUNTRIES);
-    dictionary('getLanguages', 'Language', EMIS_LANGUAGES);
-    dictionary('getFormats', 'Format', EMIS_FORMATS);
-    dictionary('getIndustries', 'Industry', EMIS_INDUSTRIES);
-    dictionary('getPublicationTypes', 'PublicationType', EMIS_PUBLICATION_TYPES);
-    dictionary('getSourceTypes', 'SourceType', EMIS_SOURCE_TYPES);
-    dictionary('getTopics', 'Topic', EMIS_TOPICS);
+    dictionary('getCountries', 'country', EMIS_COUNTRIES);
+    dictionary('getLanguages', 'language', EMIS_LANGUAGES);
+    // The client ships no format class: formats go untyped.
+    dictionary('getFormats', undefined, EMIS_FORMATS);
+    dictionary('getIndustries', 'industry', EMIS_INDUSTRIES);
+    dictionary('getPublicationTypes', 'publicationType', EMIS_PUBLICATION_TYPES);
+    dictionary('getSourceTypes', 'sourceType', EMIS_SOURCE_TYPES);
+    dictionary('getTopics', 'topic', EMIS_TOPICS);
     this.route('Dictionary/getPublications', ({ params, xml }) => {
       const countries = emisArray(params, 'countries').map((c) => c.toUpperCase());
       const offset = emisInt(params, 'offset', 0);
@@ -108,10 +114,10 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
         (p) => countries.length === 0 || countries.includes(p.countryCode),
       );
       return this.ok(
-        typed('Document\\PublicationsResult', {
+        {
           total: found.length,
-          publications: found.slice(offset, offset + limit).map((p) => typed('Document\\Publication', p)),
-        }),
+          publications: found.slice(offset, offset + limit).map((p) => typed('publication', p)),
+        },
         xml,
       );
     });
@@ -126,14 +132,14 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
         const d = byId.get(id);
         return d ? [this.documentView(d, includeBody)] : [];
       });
-      return this.ok(typed('Document\\ResultList', { total: found.length, documents: found }), xml);
+      return this.ok(typed('result', { total: found.length, documents: found }), xml);
     });
     this.route('Search/getMissingIds', ({ params, xml }) => {
       const ids = numbersOf(params, 'ids').concat(numbersOf(params, 'id'));
       if (ids.length === 0) emisRequired(undefined, 'ids');
       const known = new Set(documents().map((d) => d.id));
       const missing = ids.filter((id) => !known.has(id));
-      return this.ok(typed('Document\\MissingDocumentsResult', { total: missing.length, ids: missing }), xml);
+      return this.ok({ total: missing.length, ids: missing }, xml);
     });
     this.route('Search/getFile', ({ params }): FakeReply => {
       const key = emisRequired(params.get('key'), 'key');
@@ -158,14 +164,14 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
           (countries.length === 0 || countries.includes(c.countryCode)),
       );
       return this.ok(
-        typed('Company\\Result', {
+        {
           total: found.length,
           companies: found
             .slice(offset, offset + limit)
             .map((c) =>
-              typed('Company', { id: c.companyId, name: c.companyName, countryCode: c.countryCode }),
+              typed('company', { id: c.companyId, name: c.companyName, countryCode: c.countryCode }),
             ),
-        }),
+        },
         xml,
       );
     });
@@ -178,25 +184,13 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
       this.usage.push({ documentId: Number(id), accessTime, credential, via: 'report' });
       return this.ok({ reported: 1 }, xml);
     });
+    // The PHP client sends its serialised UsageReport\\Request object; a bare list is accepted too.
     this.route('Usage/reportMultiple', ({ params, credential, xml }) => {
-      const raw = emisRequired(params.get('data'), 'data');
-      let list: unknown;
-      try {
-        list = JSON.parse(raw);
-      } catch {
-        throw new EmisError(EMIS_CODES.INVALID_PARAMETER, 'Invalid parameter: data is not JSON');
-      }
-      if (!Array.isArray(list))
-        throw new EmisError(EMIS_CODES.INVALID_PARAMETER, 'Invalid parameter: data must be a list');
-      const entries: UsageRecord[] = [];
-      for (const item of list as unknown[]) {
-        const rec = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
-        const id = Number(rec.documentId ?? rec.id);
-        if (!Number.isInteger(id))
-          throw new EmisError(EMIS_CODES.INVALID_PARAMETER, 'Invalid parameter: documentId');
-        const accessTime = typeof rec.accessTime === 'string' ? rec.accessTime : undefined;
-        entries.push({ documentId: id, accessTime, credential, via: 'reportMultiple' });
-      }
+      const entries = readUsageReport(emisRequired(params.get('data'), 'data')).map((u): UsageRecord => ({
+        ...u,
+        credential,
+        via: 'reportMultiple',
+      }));
       this.usage.push(...entries);
       return this.ok({ reported: entries.length }, xml);
     });
@@ -209,6 +203,7 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
     const industries = numbersOf(params, 'industries');
     const topics = numbersOf(params, 'topics');
     const publications = numbersOf(params, 'publications');
+    const companyIds = numbersOf(params, 'companies');
     const term = (params.get('term') ?? '').trim();
     const titleOnly = params.get('scope') === 'title';
     const offset = emisInt(params, 'offset', 0);
@@ -242,6 +237,7 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
         (industries.length === 0 || d.industries.some((i) => industries.includes(i.id))) &&
         (topics.length === 0 || d.topics.some((t) => topics.includes(t.id))) &&
         (publications.length === 0 || publications.includes(d.publication.id)) &&
+        (companyIds.length === 0 || d.companies.some((c) => companyIds.includes(c.id))) &&
         (start === undefined || time(d) >= start) &&
         (end === undefined || time(d) <= end) &&
         matchesTerm(d),
@@ -254,19 +250,20 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
     });
     const pageDocs = sorted.slice(offset, offset + limit);
     const includeBody = flag(params, 'includeBody', false);
-    return typed('Document\\Result', {
+    return typed('result', {
       total: found.length,
       duplicates: 0,
       results: pageDocs.length,
-      search: {
+      search: typed('search', {
         countries,
         ...(term ? { term } : {}),
         ...(formats.length ? { formats } : {}),
         ...(languages.length ? { languages } : {}),
+        ...(companyIds.length ? { companies: companyIds } : {}),
         offset,
         limit,
         order,
-      },
+      }),
       documents: pageDocs.map((d) => this.documentView(d, includeBody)),
     });
   }

@@ -1,0 +1,184 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace as otelTrace,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import type { UpstreamLimitStageOptions } from '../proxy/stages/upstream-limit.stage.js';
+import type { Stage } from '../proxy/pipeline.types.js';
+import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
+import {
+  parseTraceparent,
+  sanitizeTracestate,
+  untracedContext,
+  type ActiveSpan,
+  type SpanStarter,
+} from '../core/tracing/trace-context.js';
+import { budgetTrace, vendorTraceStage } from './tracing.stages.js';
+import type { TracingStages } from './tracing.tokens.js';
+
+const KIND = { internal: SpanKind.INTERNAL, client: SpanKind.CLIENT } as const;
+
+function wrap(span: Span): ActiveSpan {
+  return {
+    spanId: span.spanContext().spanId,
+    setAttribute: (k, v) => void span.setAttribute(k, v),
+    fail: (err) =>
+      void span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: err instanceof GatewayError ? err.code : err instanceof Error ? err.name : undefined,
+      }),
+    end: () => span.end(),
+  };
+}
+
+/** The request's trace when spans are exported: ids from the SDK's server span, children under it. */
+class RecordedTrace implements SpanStarter {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly flags: string;
+  private readonly parent: Context;
+
+  constructor(
+    private readonly tracer: Tracer,
+    readonly span: Span,
+    readonly tracestate: string | undefined,
+  ) {
+    const sc = span.spanContext();
+    this.traceId = sc.traceId;
+    this.spanId = sc.spanId;
+    this.flags = (sc.traceFlags & 1) === 1 ? '01' : '00';
+    this.parent = otelTrace.setSpan(ROOT_CONTEXT, span);
+  }
+
+  get spans(): SpanStarter {
+    return this;
+  }
+
+  start(name: string, kind: 'internal' | 'client', attributes?: Record<string, string | number>): ActiveSpan {
+    return wrap(this.tracer.startSpan(name, { kind: KIND[kind], attributes }, this.parent));
+  }
+}
+
+/**
+ * Traces across the hop (README "Traces"): accepts the consumer's W3C `traceparent`/`tracestate` or starts a
+ * trace, puts it on every vendor call and in the request log line and error envelope. With
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans (the request, cache lookup, budget wait, each vendor attempt) go
+ * to that collector over OTLP/HTTP in batches; unset, no SDK object is created and no span recorded.
+ */
+@Injectable()
+export class TracingService implements TracingStages, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Tracing');
+  private readonly provider?: BasicTracerProvider;
+  private readonly tracer?: Tracer;
+  private installed = false;
+
+  constructor(@Inject(ATRIUM_CONFIG) config: AtriumConfig) {
+    const t = config.tracing;
+    if (!t) return;
+    const exporter = new OTLPTraceExporter({ url: `${t.endpoint}/v1/traces` });
+    this.provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: t.serviceName }),
+      spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
+    });
+    this.tracer = this.provider.getTracer('atrium');
+    this.logger.log(`exporting spans to ${t.endpoint}/v1/traces as ${t.serviceName}`);
+  }
+
+  get exporting(): boolean {
+    return this.tracer !== undefined;
+  }
+
+  /** The first onRequest hook (configureApp), so every refusal after it carries the trace id. */
+  install(fastify: FastifyInstance): void {
+    if (this.installed) return;
+    this.installed = true;
+    const tracer = this.tracer;
+    if (!tracer) {
+      fastify.addHook('onRequest', (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+        req.trace = untracedContext(req.headers.traceparent, req.headers.tracestate);
+        done();
+      });
+      return;
+    }
+    fastify.addHook('onRequest', (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+      req.trace = this.startRequest(tracer, req);
+      done();
+    });
+    const finish = (req: FastifyRequest, status: number | undefined) => {
+      const t = req.trace;
+      if (!(t instanceof RecordedTrace)) return;
+      const atrium = (req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
+        ATRIUM_ROUTE_CONFIG
+      ];
+      const route = atrium ? atrium.routeId : (req.routeOptions.url ?? 'unmatched');
+      t.span.updateName(`${req.method} ${route}`);
+      t.span.setAttribute('http.route', route);
+      if (atrium) t.span.setAttribute('atrium.upstream', atrium.upstream);
+      if (req.consumer) t.span.setAttribute('atrium.consumer', req.consumer.id);
+      if (status !== undefined) {
+        t.span.setAttribute('http.response.status_code', status);
+        if (status >= 500) t.span.setStatus({ code: SpanStatusCode.ERROR });
+      } else t.span.setStatus({ code: SpanStatusCode.ERROR, message: 'aborted' });
+      t.span.end();
+    };
+    fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      finish(req, reply.statusCode);
+      done();
+    });
+    fastify.addHook('onRequestAbort', (req: FastifyRequest, done: () => void) => {
+      finish(req, undefined);
+      done();
+    });
+  }
+
+  private startRequest(tracer: Tracer, req: FastifyRequest): RecordedTrace {
+    const parsed = parseTraceparent(req.headers.traceparent);
+    const tracestate = parsed ? sanitizeTracestate(req.headers.tracestate) : undefined;
+    let parent = ROOT_CONTEXT;
+    if (parsed)
+      parent = otelTrace.setSpanContext(ROOT_CONTEXT, {
+        traceId: parsed.traceId,
+        spanId: parsed.parentId,
+        traceFlags: parseInt(parsed.flags, 16) & 1,
+        isRemote: true,
+      });
+    const span = tracer.startSpan(
+      req.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': req.method, 'client.address': req.ip },
+      },
+      parent,
+    );
+    return new RecordedTrace(tracer, span, tracestate);
+  }
+
+  vendorStage(upstream: string): Stage {
+    return vendorTraceStage(upstream);
+  }
+
+  limitOptions(limit: UpstreamLimitStageOptions, upstream: string): UpstreamLimitStageOptions {
+    return this.tracer ? budgetTrace(limit, upstream) : limit;
+  }
+
+  /** Sends the spans still buffered before the app goes away. */
+  async beforeApplicationShutdown(): Promise<void> {
+    try {
+      await this.provider?.shutdown();
+    } catch (e) {
+      this.logger.warn(`span export at shutdown failed: ${(e as Error).message}`);
+    }
+  }
+}

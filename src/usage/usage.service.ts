@@ -1,0 +1,113 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import type { Clock } from '../core/time/clock.js';
+import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
+import type { Stage } from '../proxy/pipeline.types.js';
+import { REDIS_CLIENT } from '../core/ports/redis.port.js';
+import { USAGE_CLOCK, type UsageStages } from './usage.tokens.js';
+import type { UpstreamLimitStageOptions } from '../proxy/stages/upstream-limit.stage.js';
+import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
+import { dayOf, U_CACHE, U_COALESCED, U_QUOTA, U_REQUESTS } from './usage-counters.js';
+import { summarise, summaryRange, type UsageSummary } from './usage-summary.js';
+import { UsageRecorder, type UsageQuery, type UsageReport } from './usage-recorder.js';
+import { MemoryUsageStore, RedisUsageStore } from './usage-store.js';
+import { shieldUsage, vendorUsageStage } from './vendor-usage.stage.js';
+
+const FLUSH_EVERY_MS = 1000;
+
+/**
+ * Vendor usage per consumer, upstream and day (README "Vendor usage"): one response hook for requests,
+ * cache answers, coalesced answers and quota refusals; a pipeline stage for vendor calls and errors; the
+ * limiter's refusals for the shield. Off (`ATRIUM_USAGE=off`) → no hook, no stage, no counters.
+ */
+@Injectable()
+export class UsageService implements BeforeApplicationShutdown, UsageStages {
+  private readonly logger = new Logger('Usage');
+  readonly enabled: boolean;
+  private readonly recorder?: UsageRecorder;
+  private installed = false;
+  private flushFailing = false;
+
+  constructor(
+    @Inject(ATRIUM_CONFIG) config: AtriumConfig,
+    @Inject(REDIS_CLIENT) redis: Redis | null,
+    @Inject(METRICS_REGISTRY) registry: Registry,
+    @Inject(USAGE_CLOCK) clock: Clock,
+  ) {
+    this.enabled = config.usageCounting;
+    if (!this.enabled) return;
+    const store = redis ? new RedisUsageStore(redis, config.redisPrefix) : new MemoryUsageStore();
+    this.recorder = new UsageRecorder({
+      store,
+      clock,
+      registry,
+      flushEveryMs: redis ? FLUSH_EVERY_MS : 0,
+      onFlushError: (err) => {
+        // One line per outage, not one a second.
+        if (!this.flushFailing)
+          this.logger.warn(`usage counts not stored (kept for the next try): ${(err as Error).message}`);
+        this.flushFailing = true;
+      },
+    });
+  }
+
+  /** The response hook (configureApp calls this beside the request observer). */
+  install(fastify: FastifyInstance): void {
+    const recorder = this.recorder;
+    if (!recorder || this.installed) return;
+    this.installed = true;
+    fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      const consumer = req.consumer;
+      if (consumer !== undefined) {
+        const atrium = (
+          req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined
+        )?.[ATRIUM_ROUTE_CONFIG];
+        if (atrium !== undefined) {
+          const cell = recorder.cell(consumer.id, atrium.upstream);
+          recorder.add(cell, U_REQUESTS);
+          const cache = reply.getHeader('x-cache');
+          if (cache === 'HIT' || cache === 'STALE') recorder.add(cell, U_CACHE);
+          else if (cache === 'COALESCED') recorder.add(cell, U_COALESCED);
+          else if (reply.statusCode === 429 && req.errorCode === 'CONSUMER_RATE_LIMITED')
+            recorder.add(cell, U_QUOTA);
+        }
+      }
+      done();
+    });
+  }
+
+  /** The vendor-call counting stage of an upstream's pipeline (undefined when counting is off). */
+  vendorStage(upstream: string): Stage | undefined {
+    return this.recorder ? vendorUsageStage(this.recorder, upstream) : undefined;
+  }
+
+  /** The limit stage's options with shield refusals counted (unchanged when counting is off). */
+  limitOptions(limit: UpstreamLimitStageOptions, upstream: string): UpstreamLimitStageOptions {
+    return this.recorder ? shieldUsage(limit, this.recorder, upstream) : limit;
+  }
+
+  /** The console's table: per consumer and upstream, today and the last 7 days (null when off or unreadable). */
+  async summary(now = Date.now()): Promise<UsageSummary | null> {
+    if (!this.recorder) return null;
+    try {
+      return summarise(await this.report(summaryRange(now)), dayOf(now));
+    } catch {
+      return null;
+    }
+  }
+
+  async report(q: UsageQuery): Promise<UsageReport> {
+    if (!this.recorder) throw new Error('usage counting is off');
+    const r = await this.recorder.report(q);
+    this.flushFailing = false;
+    return r;
+  }
+
+  /** Before Redis closes (onApplicationShutdown): the last second's counts still reach it. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.recorder?.close();
+  }
+}
