@@ -13,6 +13,7 @@ const PUBLIC = [
   // The page is public; its state needs the operator token (OperatorGuard).
   'ConsoleController.page',
   'ConsoleController.apiState',
+  'ConsoleController.apiUsage',
   // Vendor-compatible local answers: the gateway holds the vendor session, the client's login is a no-op.
   'DealsAuthController.loginGet',
   'DealsAuthController.loginPost',
@@ -35,7 +36,7 @@ const PUBLIC = [
  * Operator endpoints: public to the consumer guard, every handler behind the controller's own guard (the
  * operator token, never a consumer key). The test checks the guard is there.
  */
-const OPERATOR_CONTROLLERS = ['CacheAdminController', 'ConsumersAdminController'] as const;
+const OPERATOR_CONTROLLERS = ['CacheAdminController', 'ConsumersAdminController', 'UsageController'] as const;
 
 /** A gateway key is required, but the handler spans upstreams and checks each one itself. */
 const AUTHENTICATED_ANY_UPSTREAM = [
