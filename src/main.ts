@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { pino } from 'pino';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig, unconfiguredUpstreams } from './config/atrium-config.js';
@@ -73,7 +74,13 @@ async function bootstrap(): Promise<void> {
   // stdout, pretty only in development.
   const log = createLogger({
     level: config.logLevel,
-    destination: config.prettyLogs ? await prettyDestination() : undefined,
+    // The sandbox writes its lines synchronously: a person reads this console, and the banner printed after
+    // them must really come last (an asynchronous line could land after it).
+    destination: config.prettyLogs
+      ? await prettyDestination()
+      : sandbox
+        ? pino.destination({ dest: 1, sync: true })
+        : undefined,
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({ config, consumers, logger: log }),

@@ -25,6 +25,8 @@ export type ErrorBody = {
   retryAfterSeconds?: number;
   /** Also sent as `x-request-id`; quote it to operators. */
   requestId: string;
+  /** W3C trace id (yours from `traceparent`, or one the gateway started). */
+  traceId?: string;
 };
 
 /**

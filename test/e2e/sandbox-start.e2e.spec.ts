@@ -23,6 +23,8 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
       const banner = lines.slice(start).join('\n');
       // Nest's per-route boot lines stay quiet: at most a few lines come before the banner.
       expect(start).toBeLessThan(5);
+      // The one warn line that says fakes are answering comes before the banner, never after it.
+      expect(lines.slice(0, start).join('\n')).toContain('SANDBOX MODE');
       const key = /^Demo consumer key: (\S+)$/m.exec(banner)?.[1];
       const operator = /^Console operator token: (\S+)$/m.exec(banner)?.[1];
       expect(banner).toContain(`Atrium listening on ${gw.url}`);
