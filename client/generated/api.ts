@@ -3234,7 +3234,7 @@ export interface Operations {
   };
   /**
    * GET /views/company-overview
-   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and recent deals in its country.
+   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and the deals it took part in (as target, buyer or seller).
    */
   "views.company-overview": {
     params: {
@@ -4939,8 +4939,8 @@ export class AtriumClient extends AtriumClientBase<Operations> {
   }
 
   /**
-   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and recent deals in its country.
-   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and recent deals in its country.
+   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and the deals it took part in (as target, buyer or seller).
+   * A company page: the company's details, its latest financial statement with its accounts, recent documents that mention it, and the deals it took part in (as target, buyer or seller).
    * `GET /views/company-overview`
    */
   viewsCompanyOverview(params: Operations["views.company-overview"]['params'], options?: RequestOptions) {
