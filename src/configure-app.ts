@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type {
   FastifyError,
@@ -17,6 +17,8 @@ import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.j
 import { AllowedMethods } from './core/http/allowed-methods.js';
 import { drainAfterEarlyAnswer } from './core/http/early-answer-drain.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
+import { VALIDATOR_OPTIONS, validationError } from './core/http/query-validator.js';
+import { DOCS_ONLY_ROUTE } from './core/ports/docs.port.js';
 import { setupDocs } from './docs/docs.setup.js';
 import { RequestObserver } from './metrics/request-observer.js';
 import { TracingService } from './tracing/tracing.service.js';
@@ -40,6 +42,32 @@ function frameworkError(err: FastifyError): GatewayError {
       message: 'The path is not valid percent-encoded UTF-8.',
     });
   return new GatewayError('VALIDATION_FAILED', { parameter: 'path', cause: err });
+}
+
+/**
+ * Nest's Fastify adapter, except that a handler marked DOCS_ONLY_ROUTE is not routed: the generated
+ * upstream controllers stay in the app for the OpenAPI scan, their routes are ProxyRoutes' plain ones.
+ */
+class GatewayFastifyAdapter extends FastifyAdapter {
+  private docsOnly(args: unknown[]): boolean {
+    const handler = args[args.length - 1];
+    return typeof handler === 'function' && Reflect.getMetadata(DOCS_ONLY_ROUTE, handler) === true;
+  }
+  override get(...args: unknown[]) {
+    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.get(...args);
+  }
+  override post(...args: unknown[]) {
+    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.post(...args);
+  }
+  override put(...args: unknown[]) {
+    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.put(...args);
+  }
+  override patch(...args: unknown[]) {
+    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.patch(...args);
+  }
+  override delete(...args: unknown[]) {
+    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.delete(...args);
+  }
 }
 
 /** Fastify as the gateway needs it: long GET queries, exact paths, raw bodies, safe request ids. */
@@ -80,7 +108,7 @@ export function createAdapter(
     forceCloseConnections: 'idle',
     logger: false,
   };
-  return new FastifyAdapter(options);
+  return new GatewayFastifyAdapter(options);
 }
 
 const ENCODED_SEPARATOR = /%(2f|5c|00)/i;
@@ -93,18 +121,6 @@ function pathIsSafe(url: string): boolean {
   if (path.indexOf('%') !== -1 && ENCODED_SEPARATOR.test(path)) return false;
   if (path.indexOf('.') !== -1 || path.indexOf('%') !== -1) return !DOT_SEGMENT.test(path);
   return true;
-}
-
-function validationError(errors: ValidationError[]): GatewayError {
-  const first = errors[0];
-  const messages = first?.constraints ? Object.values(first.constraints) : [];
-  const parameter = first?.property ?? 'query';
-  return new GatewayError('VALIDATION_FAILED', {
-    parameter,
-    message: messages[0]
-      ? `Invalid parameter "${parameter}": ${messages[0]}.`
-      : `Invalid parameter "${parameter}".`,
-  });
 }
 
 /**
@@ -186,9 +202,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   app.useGlobalPipes(
     new ValidationPipe({
       transform: true,
-      whitelist: false,
-      forbidUnknownValues: false,
-      validationError: { target: false, value: false },
+      ...VALIDATOR_OPTIONS,
       exceptionFactory: validationError,
     }),
   );

@@ -11,7 +11,9 @@ import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
  * (placeholder upstream settings, never called). `npm run client:generate` and the docs tests build the
  * OpenAPI document from it without booting a server.
  */
-export async function createDocumentApp(): Promise<NestFastifyApplication> {
+export async function createDocumentApp(
+  beforeInit?: (app: NestFastifyApplication) => void,
+): Promise<NestFastifyApplication> {
   const env: Record<string, string> = { PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' };
   for (const name of UPSTREAM_NAMES) {
     env[`UPSTREAM_${name.toUpperCase()}_BASE_URL`] = 'http://127.0.0.1:9';
@@ -23,6 +25,7 @@ export async function createDocumentApp(): Promise<NestFastifyApplication> {
     createAdapter(config),
     { ...NEST_APP_OPTIONS, logger: false, abortOnError: false },
   );
+  beforeInit?.(app);
   // Initialised (no server): the interfaces register their routes and the views file is read against them.
   await app.init();
   return app;

@@ -32,7 +32,14 @@ export class CoreModule {
         GatewayExceptionFilter,
         { provide: APP_FILTER, useExisting: GatewayExceptionFilter },
       ],
-      exports: [SecretRedactor, ErrorShapeRegistry, CONSUMER_STORE, ConsumerRegistry, GatewayExceptionFilter],
+      exports: [
+        ConsumerThrottlingModule,
+        SecretRedactor,
+        ErrorShapeRegistry,
+        CONSUMER_STORE,
+        ConsumerRegistry,
+        GatewayExceptionFilter,
+      ],
     };
   }
 }

@@ -12,7 +12,12 @@ import {
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UpstreamAccess } from '../core/auth/auth.decorators.js';
-import { ROUTE_DOCS, type RouteDocsMeta, type UpstreamDocs } from '../core/ports/docs.port.js';
+import {
+  DOCS_ONLY_ROUTE,
+  ROUTE_DOCS,
+  type RouteDocsMeta,
+  type UpstreamDocs,
+} from '../core/ports/docs.port.js';
 import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
 import { nestPathOf } from './request-builder.js';
 import { ProxyService, sendProxyResponse } from './proxy.service.js';
@@ -47,9 +52,9 @@ function methodNameOf(route: RouteDefinition): string {
 
 /**
  * One thin controller per upstream, generated from its typed route table: each route becomes a handler
- * with the route's method and path, its access metadata for the global guard, its query DTO for the
- * ValidationPipe, and what the docs module needs (ROUTE_DOCS). The handler only forwards; all behaviour
- * lives in the pipeline.
+ * with the route's method and path, its access metadata, its query DTO and what the docs module needs
+ * (ROUTE_DOCS). Docs-only (DOCS_ONLY_ROUTE): the live route is ProxyRoutes' plain Fastify route, which runs
+ * the same checks from the same table; these handlers are what the OpenAPI scan and the policy test read.
  */
 export function createUpstreamController(table: UpstreamRouteTable): Type<unknown> {
   @Controller([...table.prefixes])
@@ -93,6 +98,8 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
     RouteConfig({
       [ATRIUM_ROUTE_CONFIG]: { upstream: table.name, routeId: route.id, route } satisfies AtriumRouteConfig,
     })(target, name, descriptor);
+    // Served by ProxyRoutes as a plain Fastify route; this handler is what the docs and policy scan.
+    SetMetadata(DOCS_ONLY_ROUTE, true)(target, name, descriptor);
     // The docs module documents the handler from this when it builds the OpenAPI document (it pulls).
     SetMetadata(ROUTE_DOCS, {
       upstream: table.name,

@@ -1,6 +1,9 @@
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { RouteOptions } from 'fastify';
+import { DOCS_ONLY_ROUTE } from '../../src/core/ports/docs.port.js';
+import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../../src/proxy/upstream-controller.factory.js';
 import { IS_PUBLIC, UPSTREAM_ACCESS, type UpstreamAccessMeta } from '../../src/core/auth/auth.decorators.js';
 import { createDocumentApp } from '../../src/document-app.js';
 
@@ -53,6 +56,8 @@ interface Handler {
   readonly ownGuards: number;
   readonly isPublic: boolean;
   readonly access?: UpstreamAccessMeta;
+  /** Documented only: the live route is a plain Fastify route (ProxyRoutes), checked separately below. */
+  readonly docsOnly: boolean;
 }
 
 function handlersOf(app: NestFastifyApplication): Handler[] {
@@ -76,6 +81,7 @@ function handlersOf(app: NestFastifyApplication): Handler[] {
           ownGuards: classGuards.length + guards.length,
           isPublic: classPublic || Reflect.getMetadata(IS_PUBLIC, fn) === true,
           access: Reflect.getMetadata(UPSTREAM_ACCESS, fn) as UpstreamAccessMeta | undefined,
+          docsOnly: Reflect.getMetadata(DOCS_ONLY_ROUTE, fn) === true,
         });
       }
     }
@@ -85,8 +91,17 @@ function handlersOf(app: NestFastifyApplication): Handler[] {
 describe('every controller declares who may call each handler', () => {
   let app: NestFastifyApplication;
   let handlers: Handler[];
+  const routes: RouteOptions[] = [];
   beforeAll(async () => {
-    app = await createDocumentApp();
+    // Every route the HTTP server really serves, whoever registered it (Nest or ProxyRoutes).
+    app = await createDocumentApp((a) =>
+      a
+        .getHttpAdapter()
+        .getInstance()
+        .addHook('onRoute', (r) => {
+          routes.push(r);
+        }),
+    );
     handlers = handlersOf(app);
   });
   afterAll(() => app?.close());
@@ -128,5 +143,39 @@ describe('every controller declares who may call each handler', () => {
       ...AUTHENTICATED_ANY_UPSTREAM.filter((n) => !byName.has(n) || byName.get(n)!.isPublic),
     ];
     expect(stale).toEqual([]);
+  });
+
+  it('every live route is a Nest handler checked above or a proxied route with its upstream access', () => {
+    const nestRouted = new Set(handlers.filter((h) => !h.docsOnly).map((h) => h.name));
+    const documented = handlers.filter((h) => h.docsOnly);
+    const unknown: string[] = [];
+    const proxied = new Map<string, AtriumRouteConfig>();
+    for (const r of routes) {
+      const atrium = (r.config as Record<string, AtriumRouteConfig> | undefined)?.[ATRIUM_ROUTE_CONFIG];
+      if (atrium) proxied.set(`${String(r.method)} ${r.url}`, atrium);
+      else if (!nestRouted.has(r.handler.name))
+        unknown.push(`${String(r.method)} ${r.url} (${r.handler.name})`);
+    }
+    expect(unknown).toEqual([]);
+    // No docs-only handler is routed by Nest, and each has live routes (one per prefix).
+    expect(documented.every((h) => h.access)).toBe(true);
+    expect(proxied.size).toBeGreaterThanOrEqual(documented.length);
+    for (const [, atrium] of proxied) expect(atrium.route.id.startsWith(`${atrium.upstream}.`)).toBe(true);
+  });
+
+  it('every proxied route refuses a call without a gateway key (401) before anything else', async () => {
+    const fastify = app.getHttpAdapter().getInstance();
+    const refused: string[] = [];
+    let checked = 0;
+    for (const r of routes) {
+      if (!(r.config as Record<string, unknown> | undefined)?.[ATRIUM_ROUTE_CONFIG]) continue;
+      if (r.method === 'HEAD') continue;
+      checked++;
+      const url = r.url!.replace(/:[A-Za-z_][A-Za-z0-9_]*/g, 'x');
+      const res = await fastify.inject({ method: r.method as 'GET', url });
+      if (res.statusCode !== 401) refused.push(`${String(r.method)} ${url} → ${res.statusCode}`);
+    }
+    expect(checked).toBeGreaterThan(136);
+    expect(refused).toEqual([]);
   });
 });

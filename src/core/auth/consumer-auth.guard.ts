@@ -21,6 +21,28 @@ export function disabled(consumer: Consumer): GatewayError {
   return new GatewayError('FORBIDDEN', { message: `Consumer "${consumer.id}" is disabled by the operator.` });
 }
 
+/**
+ * Who is calling (401; 403 for a disabled consumer): the check the global guard and the plain Fastify proxy
+ * routes share.
+ */
+export function authenticateConsumer(store: ConsumerStore, key: string | undefined): Consumer {
+  if (!key) throw GatewayError.expected('UNAUTHENTICATED');
+  const consumer = store.authenticate(key);
+  if (!consumer) throw GatewayError.expected('UNAUTHENTICATED', { message: 'The gateway key is not valid.' });
+  if (consumer.enabled === false) throw disabled(consumer);
+  return consumer;
+}
+
+/** May this consumer use this upstream, and write (403)? Shared by the guard and the proxy routes. */
+export function checkUpstreamAccess(consumer: Consumer, access: UpstreamAccessMeta): void {
+  if (!consumer.upstreams.has(access.upstream))
+    throw new GatewayError('FORBIDDEN', {
+      message: `Consumer "${consumer.id}" may not use the ${access.upstream} interface.`,
+    });
+  if (access.write && !consumer.write)
+    throw new GatewayError('FORBIDDEN', { message: `Consumer "${consumer.id}" may not write.` });
+}
+
 /** The first global guard: who is calling (401). UpstreamAccessGuard decides what they may use (403). */
 @Injectable()
 export class ConsumerAuthGuard implements CanActivate {
@@ -37,13 +59,7 @@ export class ConsumerAuthGuard implements CanActivate {
     )
       return true;
     const req = ctx.switchToHttp().getRequest<FastifyRequest>();
-    const key = extractConsumerKey(req);
-    if (!key) throw GatewayError.expected('UNAUTHENTICATED');
-    const consumer = this.store.authenticate(key);
-    if (!consumer)
-      throw GatewayError.expected('UNAUTHENTICATED', { message: 'The gateway key is not valid.' });
-    if (consumer.enabled === false) throw disabled(consumer);
-    req.consumer = consumer;
+    req.consumer = authenticateConsumer(this.store, extractConsumerKey(req));
     return true;
   }
 }
@@ -60,14 +76,7 @@ export class UpstreamAccessGuard implements CanActivate {
     const consumer = ctx.switchToHttp().getRequest<FastifyRequest>().consumer;
     if (!consumer) return true;
     const access = this.reflector.get<UpstreamAccessMeta | undefined>(UPSTREAM_ACCESS, ctx.getHandler());
-    if (access) {
-      if (!consumer.upstreams.has(access.upstream))
-        throw new GatewayError('FORBIDDEN', {
-          message: `Consumer "${consumer.id}" may not use the ${access.upstream} interface.`,
-        });
-      if (access.write && !consumer.write)
-        throw new GatewayError('FORBIDDEN', { message: `Consumer "${consumer.id}" may not write.` });
-    }
+    if (access) checkUpstreamAccess(consumer, access);
     return true;
   }
 }

@@ -31,6 +31,11 @@ interface ConsumerPlan {
   readonly remaining: number[];
 }
 
+/** Where the `RateLimit-*` headers go: a Fastify reply, or an in-process call's header record. */
+export interface HeaderSink {
+  header(name: string, value: string | number): unknown;
+}
+
 export interface ConsumerThrottlerMetrics {
   /** `atrium_rate_limited_total{upstream,kind}`. */
   readonly rateLimited: Counter<'upstream' | 'kind'>;
@@ -101,24 +106,42 @@ export class ConsumerThrottlerGuard extends ThrottlerGuard {
     const http = context.switchToHttp();
     const consumer = http.getRequest<FastifyRequest>().consumer;
     if (consumer === undefined) return true;
+    const access = this.reflector.get<UpstreamAccessMeta | undefined>(UPSTREAM_ACCESS, context.getHandler());
+    await this.admit(consumer, http.getResponse<FastifyReply>(), access?.upstream ?? 'gateway');
+    return true;
+  }
+
+  /**
+   * Counts one request of this consumer and sets the `RateLimit-*` headers on `reply`; throws 429 when over
+   * quota. Synchronous with the in-memory storage (no promise layer); a promise with Redis. The guard and
+   * the plain Fastify proxy routes share it; `upstream` labels the refusal metric.
+   */
+  admit(consumer: Consumer, reply: HeaderSink, upstream: string): void | Promise<void> {
     const plan = this.planOf(consumer);
-    if (plan === null) return true;
-    const verdict = this.multi ? await this.multi.hitAll(plan.keys, plan.windows) : await this.viaStock(plan);
-    const reply = http.getResponse<FastifyReply>();
+    if (plan === null) return;
+    if (this.multi) {
+      const verdict = this.multi.hitAll(plan.keys, plan.windows);
+      if (verdict instanceof Promise) return verdict.then((v) => this.settle(plan, v, reply, upstream));
+      return this.settle(plan, verdict, reply, upstream);
+    }
+    return this.viaStock(plan).then((v) => this.settle(plan, v, reply, upstream));
+  }
+
+  private settle(
+    plan: ConsumerPlan,
+    verdict: QuotaVerdict | undefined,
+    reply: HeaderSink,
+    upstream: string,
+  ): void {
     if (verdict === undefined) {
       // Storage down: fail open. Only what is known without it is said.
       reply.header('ratelimit-policy', plan.policy);
-      return true;
+      return;
     }
-    return this.apply(context, plan, verdict, reply);
+    this.apply(plan, verdict, reply, upstream);
   }
 
-  private apply(
-    context: ExecutionContext,
-    plan: ConsumerPlan,
-    verdict: QuotaVerdict,
-    reply: FastifyReply,
-  ): boolean {
+  private apply(plan: ConsumerPlan, verdict: QuotaVerdict, reply: HeaderSink, upstream: string): void {
     // The window to report: a full one if refused (the longest wait), else the one with least left.
     let pick = 0;
     let pickRemaining = Infinity;
@@ -144,9 +167,8 @@ export class ConsumerThrottlerGuard extends ThrottlerGuard {
     reply.header('ratelimit-remaining', plan.remaining[pick]);
     reply.header('ratelimit-reset', resetSeconds);
     reply.header('ratelimit-policy', plan.policy);
-    if (verdict.allowed) return true;
-    const access = this.reflector.get<UpstreamAccessMeta | undefined>(UPSTREAM_ACCESS, context.getHandler());
-    this.metrics.rateLimited.inc({ upstream: access?.upstream ?? 'gateway', kind: 'consumer' });
+    if (verdict.allowed) return;
+    this.metrics.rateLimited.inc({ upstream, kind: 'consumer' });
     throw GatewayError.expected('CONSUMER_RATE_LIMITED', {
       retryAfterSeconds: resetSeconds,
       message: `Consumer "${plan.consumer.id}" has used its ${w.limit} requests of the "${w.name}" window; retry in ${resetSeconds} s.`,
