@@ -124,7 +124,7 @@ export class ProxyRoutes implements OnApplicationBootstrap {
       p = {
         route,
         access: { upstream, write: WRITE_METHODS.has(route.method) },
-        validate: route.query ? compileQueryValidator(route.query as new () => object) : undefined,
+        validate: route.query ? compileQueryValidator(route.query) : undefined,
         config: { upstream, routeId: route.id, route },
       };
       this.prepared.set(route, p);

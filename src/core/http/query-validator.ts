@@ -32,9 +32,22 @@ export type QueryValidator = (query: unknown) => void;
  */
 export function compileQueryValidator(dto: new () => object): QueryValidator {
   return (query) => {
-    const plain = query === undefined || query === null ? {} : query;
-    const entity = plainToInstance(dto, plain) as object;
+    const plain = withoutProtoKeys(query === undefined || query === null ? {} : query);
+    const entity: object = plainToInstance(dto, plain);
     const errors = validateSync(entity, VALIDATOR_OPTIONS);
     if (errors.length > 0) throw validationError(errors);
   };
+}
+
+/** As the ValidationPipe does: `__proto__` and `constructor` keys never reach class-transformer. */
+function withoutProtoKeys(query: unknown): unknown {
+  const q = query as Record<string, unknown>;
+  if (
+    !Object.prototype.hasOwnProperty.call(q, '__proto__') &&
+    !Object.prototype.hasOwnProperty.call(q, 'constructor')
+  )
+    return q;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(q)) if (k !== '__proto__' && k !== 'constructor') out[k] = q[k];
+  return out;
 }
