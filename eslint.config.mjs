@@ -32,14 +32,16 @@ export default tseslint.config(
     },
   },
   {
-    // The operator console's browser script (served inline by src/console/console-page.ts): a classic
-    // script outside every tsconfig, linted without type information against the browser globals it uses
-    // (listed here: the `globals` package is not a dependency).
+    // The operator console's browser scripts (served inline by src/console/console-page.ts): classic
+    // scripts outside every tsconfig, linted without type information against the browser globals they use
+    // (listed here: the `globals` package is not a dependency). They share one namespace object,
+    // window.AtriumConsole, which console-dom.js creates: reached through `window`, so no global of ours.
     files: ['src/console/assets/**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
     languageOptions: {
       sourceType: 'script',
       globals: {
+        window: 'readonly',
         document: 'readonly',
         location: 'readonly',
         sessionStorage: 'readonly',

@@ -157,12 +157,16 @@ function serverSpec(
         nodeArgs,
       };
     case 'atrium-hit':
+    case 'atrium-hit-plain':
     case 'atrium-miss':
     case 'atrium-storm':
       return {
         id,
         script: opts.atriumMain,
-        env: atriumEnv(id, upstream!, consumersFile, opts),
+        env: {
+          ...atriumEnv(id, upstream!, consumersFile, opts),
+          ...(id === 'atrium-hit-plain' ? { ATRIUM_USAGE: 'off' } : {}),
+        },
         readyPath: '/health/live',
         nodeArgs: [...opts.atriumNodeArgs, ...nodeArgs],
       };

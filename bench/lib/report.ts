@@ -259,6 +259,17 @@ export function evaluateTargets(scenarios: ScenarioSummary[], bursts: BurstSumma
       note: nh,
     });
   } else missing('hit-vs-naive', 'hit-vs-naive');
+  const plain = s('atrium-hit-plain-2k');
+  if (hit && plain) {
+    const cpu = pairedRatio(hit, plain, 'cpuUsPerReq');
+    out.push({
+      id: 'usage-cpu',
+      target: 'Cache hit: usage counting and tracing (export off) add ≤ 5 % server CPU per request',
+      measured: `${cpu} × (${hit.median.cpuUsPerReq} vs ${plain.median.cpuUsPerReq} µs with usage off)`,
+      met: cpu <= 1.05,
+      note: notHit(hit) ?? notHit(plain),
+    });
+  } else missing('usage-cpu', 'usage-cpu');
   const view = s('atrium-view-hit-4x2k');
   if (view && hit) {
     const cpu = pairedRatio(view, hit, 'cpuUsPerReq');

@@ -134,6 +134,16 @@ export const LOAD_SCENARIOS = [
     expectStatus: 200,
   },
   {
+    // Side by side with atrium-hit-2k: what usage counting per consumer costs a hit (issue 16: ≤ 5 %).
+    id: 'atrium-hit-plain-2k',
+    title: 'Atrium, cache hit, 2 KB, usage counting off',
+    server: 'atrium-hit-plain',
+    kind: 'hit',
+    size: '2k',
+    delayMs: 0,
+    expectStatus: 200,
+  },
+  {
     id: 'atrium-view-hit-4x2k',
     title: 'Atrium, view of 4 parts, every part a cache hit, 2 KB each',
     server: 'atrium-hit',

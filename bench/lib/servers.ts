@@ -13,6 +13,7 @@ export const SERVER_IDS = [
   'naive-hit',
   'naive-miss',
   'atrium-hit',
+  'atrium-hit-plain',
   'atrium-miss',
   'atrium-storm',
 ] as const;
@@ -25,6 +26,7 @@ export const SERVER_LABELS: Record<ServerId, string> = {
   'naive-hit': 'naive Nest proxy (Express, @nestjs/axios, CacheInterceptor, ThrottlerGuard, ValidationPipe)',
   'naive-miss': 'naive Nest proxy, second process for the unique-key scenarios',
   'atrium-hit': 'Atrium full stack (node dist/main.js), hit scenarios',
+  'atrium-hit-plain': 'Atrium full stack with usage counting off (ATRIUM_USAGE=off), hit scenario',
   'atrium-miss': 'Atrium full stack, miss and burst scenarios',
   'atrium-storm': 'Atrium full stack, upstream answering 429 (storm)',
 };

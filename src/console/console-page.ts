@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
- * The console's files (assets/console.html, .css, .js): next to this module, so in src/ under Jest and in
+ * The console's files (assets/console.html, console.css and the scripts the page names): next to this module, so in src/ under Jest and in
  * dist/ once built (`npm run build` copies them, scripts/copy-assets.mjs).
  */
 export const CONSOLE_ASSETS_DIR = join(import.meta.dirname, 'assets');
@@ -17,33 +17,49 @@ export interface ConsolePage {
   readonly csp: string;
 }
 
-// The tags console.html names its style and script with (as Prettier writes them); each is replaced by the
-// file's text inline, so the page needs no second request and no 'self' script source.
+// The tags console.html names its style and scripts with (as Prettier writes them); each is replaced by the
+// file's text inline, so the page needs no second request and no 'self' script source. Scripts are inlined
+// in the page's order (they share one namespace, set up by the first); names stay plain file names in dir.
 const STYLE_TAG = '<link rel="stylesheet" href="console.css" />';
-const SCRIPT_TAG = '<script src="console.js"></script>';
+const SCRIPT_TAG = /<script src="([\w-]+\.js)"><\/script>/g;
 
 const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('base64');
 
-function inline(html: string, tag: string, element: 'style' | 'script', body: string): string {
-  const parts = html.split(tag);
-  if (parts.length !== 2) throw new Error(`console.html must contain ${tag} exactly once`);
-  // A closing tag inside the inlined text would end the element early.
-  if (body.toLowerCase().includes(`</${element}`))
-    throw new Error(`the console ${element} contains </${element}`);
-  return parts.join(`<${element}>${body}</${element}>`);
+// A closing tag inside the inlined text would end the element early.
+function element(name: 'style' | 'script', file: string, body: string): string {
+  if (body.toLowerCase().includes(`</${name}`))
+    throw new Error(`the console ${name} ${file} contains </${name}`);
+  return `<${name}>${body}</${name}>`;
 }
 
-/** Reads the console's files once and inlines style and script into the page (at boot, when it is on). */
+/** Reads the console's files once and inlines style and scripts into the page (at boot, when it is on). */
 export function loadConsolePage(dir: string = CONSOLE_ASSETS_DIR): ConsolePage {
   const read = (name: string): string => readFileSync(join(dir, name), 'utf8');
+  const page = read('console.html');
+  // Any other script tag (an attribute more, an inline body) would be blocked by the policy: refused here.
+  if (/<script/i.test(page.replace(SCRIPT_TAG, '')))
+    throw new Error('console.html names a script other than as <script src="name.js"></script>');
+  const parts = page.split(STYLE_TAG);
+  if (parts.length !== 2) throw new Error(`console.html must contain ${STYLE_TAG} exactly once`);
   const style = read('console.css');
-  const script = read('console.js');
-  const html = inline(inline(read('console.html'), STYLE_TAG, 'style', style), SCRIPT_TAG, 'script', script);
+  const scripts: string[] = [];
+  // Each side of the style tag is searched on its own, so no inlined text is searched for tags.
+  const html = parts
+    .map((part) =>
+      part.replace(SCRIPT_TAG, (_tag, name: string) => {
+        const script = read(name);
+        scripts.push(script);
+        return element('script', name, script);
+      }),
+    )
+    .join(element('style', 'console.css', style));
+  if (!scripts.length)
+    throw new Error('console.html must contain at least one <script src="name.js"></script>');
   return {
     html,
     csp: [
       "default-src 'none'",
-      `script-src 'sha256-${sha256(script)}'`,
+      `script-src ${[...new Set(scripts.map((js) => `'sha256-${sha256(js)}'`))].join(' ')}`,
       `style-src 'sha256-${sha256(style)}'`,
       "connect-src 'self'",
       "img-src 'self' data:",
