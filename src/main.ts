@@ -13,26 +13,10 @@ import { PinoNestLogger } from './core/logging/pino-nest.logger.js';
 import { prettyDestination } from './core/logging/pretty-destination.js';
 import { DEMO_CONSUMER_ID, demoConsumer, sandboxKey } from './sandbox/demo-consumer.js';
 import { sandboxBanner } from './sandbox/sandbox-banner.js';
-import { startSandbox, type Sandbox, type SandboxUpstreamName } from './sandbox/start-sandbox.js';
+import { sandboxEnv } from './sandbox-env.js';
+import { startSandbox, type Sandbox } from './sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
 import { ViewsFileError } from './views/views-file.js';
-
-/** `UPSTREAM_<NAME>_*` pointing an upstream at its built-in fake, with the credential its declaration asks. */
-function sandboxEnv(sandbox: Sandbox, name: string): Record<string, string | undefined> {
-  const p = `UPSTREAM_${name.toUpperCase()}_`;
-  const fake = (sandbox as unknown as Partial<Record<string, { url: string }>>)[name];
-  if (!fake)
-    throw new ConfigError(`Invalid configuration: ${p}BASE_URL (the sandbox has no fake for ${name})`);
-  const c = sandbox.credentials[name as SandboxUpstreamName] as Partial<Record<string, string>>;
-  const login = UPSTREAMS.find((u) => u.name === name)?.sandboxCredentials === 'login';
-  // Whatever the operator set for a sandboxed upstream goes: the fake takes only its own credential.
-  return {
-    [p + 'BASE_URL']: fake.url,
-    [p + 'TOKEN']: login ? undefined : c.token,
-    [p + 'USERNAME']: login ? c.username : undefined,
-    [p + 'PASSWORD']: login ? c.password : undefined,
-  };
-}
 
 async function bootstrap(): Promise<void> {
   const env: Record<string, string | undefined> = { ...process.env };

@@ -1,7 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sandboxEnvFor } from '../../src/sandbox-env.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
+import { UPSTREAM_NAMES } from '../../src/upstreams/index.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http } from '../helpers/gateway.js';
@@ -172,15 +174,7 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
           LOG_LEVEL: 'trace',
           ATRIUM_SANDBOX: 'off',
           ATRIUM_CONSUMERS_FILE: file,
-          UPSTREAM_MACRO_BASE_URL: sandbox.macro.url,
-          UPSTREAM_MACRO_TOKEN: c.macro.token,
-          UPSTREAM_COMPANY_BASE_URL: sandbox.company.url,
-          UPSTREAM_COMPANY_TOKEN: c.company.token,
-          UPSTREAM_DOCUMENTS_BASE_URL: sandbox.documents.url,
-          UPSTREAM_DOCUMENTS_USERNAME: c.documents.username,
-          UPSTREAM_DOCUMENTS_PASSWORD: c.documents.password,
-          UPSTREAM_DEALS_BASE_URL: sandbox.deals.url,
-          UPSTREAM_DEALS_TOKEN: c.deals.token,
+          ...sandboxEnvFor(sandbox, UPSTREAM_NAMES),
         }),
       );
       try {

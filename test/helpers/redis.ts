@@ -52,6 +52,7 @@ export function describeRedis(name: string, fn: (ctx: RedisTestContext) => void)
   console.warn(
     `\n*** SKIPPING "${name}": no Redis at ${TEST_REDIS_URL} (start redis-server or set REDIS_URL) ***\n`,
   );
-  // The only skip in the suite: a developer without Redis still runs the rest; CI fails above instead.
+  // Skipped only off CI without Redis (announced above), so a developer without Redis still runs the rest;
+  // under ATRIUM_REQUIRE_REDIS=1 (CI) it fails instead. The hardening fleet faults skip the same way.
   describe.skip(name, () => fn(ctx));
 }

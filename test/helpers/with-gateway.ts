@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Consumer } from '../../src/core/auth/consumer.js';
+import { sandboxEnvFor } from '../../src/sandbox-env.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, type UpstreamName } from '../../src/upstreams/index.js';
 import type { TestConsumer } from './consumers.js';
@@ -159,18 +160,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
     const env: Record<string, string | undefined> = {};
     if (opts.sandbox) {
       const sandbox = (ctx.sandbox = await startSandbox());
-      const c = sandbox.credentials;
-      Object.assign(env, {
-        UPSTREAM_MACRO_BASE_URL: sandbox.macro.url,
-        UPSTREAM_MACRO_TOKEN: c.macro.token,
-        UPSTREAM_COMPANY_BASE_URL: sandbox.company.url,
-        UPSTREAM_COMPANY_TOKEN: c.company.token,
-        UPSTREAM_DOCUMENTS_BASE_URL: sandbox.documents.url,
-        UPSTREAM_DOCUMENTS_USERNAME: c.documents.username,
-        UPSTREAM_DOCUMENTS_PASSWORD: c.documents.password,
-        UPSTREAM_DEALS_BASE_URL: sandbox.deals.url,
-        UPSTREAM_DEALS_TOKEN: c.deals.token,
-      });
+      Object.assign(env, sandboxEnvFor(sandbox, UPSTREAM_NAMES));
     }
     for (const [name, s] of setups) {
       const N = name.toUpperCase();

@@ -207,3 +207,13 @@ export function statementAccounts(statement: StatementRecord): { id: number; cod
   const rng = createRng(`accounts:${statement.statementId}`);
   return COMPANY_ACCOUNTS.map((a) => ({ id: a.id, code: a.code, value: rng.int(1_000, 10_000_000) }));
 }
+
+/** Companies whose name contains `term` (any case; '' for all) in any of `countries` (none: all). */
+export function companiesMatching(term: string, countries: readonly string[]): CompanyRecord[] {
+  const t = term.toLowerCase();
+  return companies().filter(
+    (c) =>
+      (t === '' || c.companyName.toLowerCase().includes(t)) &&
+      (countries.length === 0 || countries.includes(c.countryCode)),
+  );
+}

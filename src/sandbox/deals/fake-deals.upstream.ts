@@ -12,7 +12,7 @@ import {
   emisInt,
   emisRequired,
 } from '../emis/fake-emis.upstream.js';
-import { companies } from '../company/company.data.js';
+import { companiesMatching } from '../company/company.data.js';
 import {
   type AdvisorRecord,
   advisors,
@@ -93,11 +93,7 @@ export class FakeDealsUpstream extends FakeEmisUpstream {
       const term = (params.get('term') ?? params.get('name') ?? '').toLowerCase();
       const countries = emisArray(params, 'countries').map((c) => c.toUpperCase());
       const { offset, limit } = paging(params);
-      const found = companies().filter(
-        (c) =>
-          (term === '' || c.companyName.toLowerCase().includes(term)) &&
-          (countries.length === 0 || countries.includes(c.countryCode)),
-      );
+      const found = companiesMatching(term, countries);
       return this.ok(
         {
           total: found.length,

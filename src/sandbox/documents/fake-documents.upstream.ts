@@ -12,7 +12,7 @@ import {
 import type { FakeReply } from '../fake-upstream.js';
 import { type EmisClass, typed } from '../emis/emis-classes.js';
 import { readUsageReport } from './usage-report.js';
-import { companies } from '../company/company.data.js';
+import { companiesMatching } from '../company/company.data.js';
 import {
   EMIS_COUNTRIES,
   EMIS_FORMATS,
@@ -158,11 +158,7 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
       const countries = emisArray(params, 'countries').map((c) => c.toUpperCase());
       const offset = emisInt(params, 'offset', 0);
       const limit = Math.min(emisInt(params, 'limit', 25), 100);
-      const found = companies().filter(
-        (c) =>
-          (term === '' || c.companyName.toLowerCase().includes(term)) &&
-          (countries.length === 0 || countries.includes(c.countryCode)),
-      );
+      const found = companiesMatching(term, countries);
       return this.ok(
         {
           total: found.length,
