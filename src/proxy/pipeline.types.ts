@@ -89,7 +89,13 @@ export interface ProxyResponse {
   upstreamMs?: number;
 }
 
-export type Handler = (req: ProxyRequest) => Promise<ProxyResponse>;
+/**
+ * An answer now (a fresh cache hit: no promise layer, issue 15) or later (anything that waits). A handler may
+ * also throw synchronously (a cached error, a refusal): callers treat that as a rejection.
+ */
+export type Answer = ProxyResponse | Promise<ProxyResponse>;
+
+export type Handler = (req: ProxyRequest) => Answer;
 /** A pipeline stage, as in undici's interceptors: options are validated when the stage is built. */
 export type Stage = (next: Handler) => Handler;
 

@@ -13,7 +13,7 @@ import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
 import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.js';
 import { compileQueryValidator, type QueryValidator } from '../core/http/query-validator.js';
 import { ConsumerThrottlerGuard, type HeaderSink } from '../core/throttling/consumer-throttler.guard.js';
-import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
+import { WRITE_METHODS, type Answer, type RouteDefinition } from './pipeline.types.js';
 import { nestPathOf } from './request-builder.js';
 import { ProxyService, sendProxyResponse } from './proxy.service.js';
 import {
@@ -132,14 +132,44 @@ export class ProxyRoutes implements OnApplicationBootstrap {
     return p;
   }
 
-  private handlerOf(p: PreparedRoute, hasParams: boolean) {
-    const fail = (err: unknown, req: FastifyRequest, reply: FastifyReply): void =>
+  /**
+   * After auth: quota, permission, validation, then the pipeline, ending in exactly one send on `reply` (the
+   * answer or the envelope). The Fastify route handler and the in-process route caller both run this.
+   */
+  dispatch(p: PreparedRoute, consumer: Consumer, req: FastifyRequest, reply: FastifyReply): void {
+    req.consumer = consumer;
+    let admitted: void | Promise<void>;
+    try {
+      admitted = this.admit(p, consumer, reply, req.query);
+    } catch (err) {
       this.filter.send(err, req, reply);
-    const forward = (req: FastifyRequest, reply: FastifyReply): Promise<void> =>
-      this.proxy
-        .forward(p.route, req)
-        .then((res) => void sendProxyResponse(reply, res))
-        .catch((err: unknown) => fail(err, req, reply));
+      return;
+    }
+    if (admitted)
+      void admitted.then(
+        () => this.forward(p, req, reply),
+        (err: unknown) => this.filter.send(err, req, reply),
+      );
+    else this.forward(p, req, reply);
+  }
+
+  private forward(p: PreparedRoute, req: FastifyRequest, reply: FastifyReply): void {
+    let res: Answer;
+    try {
+      res = this.proxy.forward(p.route, req);
+    } catch (err) {
+      this.filter.send(err, req, reply);
+      return;
+    }
+    // A fresh hit is sent now, without a promise layer; anything that waited is sent when it settles.
+    if (res instanceof Promise)
+      res
+        .then((r) => void sendProxyResponse(reply, r))
+        .catch((err: unknown) => this.filter.send(err, req, reply));
+    else sendProxyResponse(reply, res);
+  }
+
+  private handlerOf(p: PreparedRoute, hasParams: boolean) {
     // Returns nothing to Fastify: a returned promise would make Fastify send again when it settles before
     // a streamed answer's headers are out. Every path ends in exactly one send (answer or envelope).
     return (req: FastifyRequest, reply: FastifyReply): void => {
@@ -148,22 +178,14 @@ export class ProxyRoutes implements OnApplicationBootstrap {
         reply.callNotFound();
         return;
       }
+      let consumer: Consumer;
       try {
-        const consumer = this.authenticate(extractConsumerKey(req));
-        req.consumer = consumer;
-        const admitted = this.admit(p, consumer, reply, req.query);
-        if (admitted) {
-          void admitted.then(
-            () => forward(req, reply),
-            (err: unknown) => fail(err, req, reply),
-          );
-          return;
-        }
+        consumer = this.authenticate(extractConsumerKey(req));
       } catch (err) {
-        fail(err, req, reply);
+        this.filter.send(err, req, reply);
         return;
       }
-      void forward(req, reply);
+      this.dispatch(p, consumer, req, reply);
     };
   }
 }

@@ -7,7 +7,7 @@ import { UPSTREAM_METRICS, type UpstreamMetrics } from '../core/ports/metrics.po
 import { LINK_SIGNER, type LinkSigner } from './links/link-signer.js';
 import { TRACING_STAGES, USAGE_STAGES, type TracingStages, type UsageStages } from './pipeline-extensions.js';
 import { buildPipelines, type PipelineParts } from './pipeline.js';
-import type { Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
+import type { Answer, Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
 import { buildProxyRequest, compileRoute, type CompiledRoute } from './request-builder.js';
 import { ResponseCache } from './response-cache.service.js';
 import { selectResponseFields, takeFieldSelection } from './response-fields.js';
@@ -75,16 +75,22 @@ export class ProxyService implements OnApplicationShutdown {
     return [...this.upstreams.values()];
   }
 
-  /** Runs a consumer's request for `route` through its upstream's pipeline. */
-  async forward(route: RouteDefinition, req: FastifyRequest): Promise<ProxyResponse> {
+  /**
+   * Runs a consumer's request for `route` through its upstream's pipeline. A fresh hit answers synchronously
+   * (no promise); refusals before the pipeline, and cached errors, throw synchronously.
+   */
+  forward(route: RouteDefinition, req: FastifyRequest): Answer {
     const compiled = this.routes.get(route);
     if (!compiled) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
     const consumer = req.consumer;
     if (!consumer) throw new GatewayError('UNAUTHENTICATED');
     const proxyReq = buildProxyRequest(compiled, req, consumer);
     const fields = takeFieldSelection(proxyReq);
-    const res = await compiled.handler(proxyReq);
-    return fields ? selectResponseFields(res, fields) : res;
+    const res = compiled.handler(proxyReq);
+    if (!fields) return res;
+    return res instanceof Promise
+      ? res.then((r) => selectResponseFields(r, fields))
+      : selectResponseFields(res, fields);
   }
 
   /**

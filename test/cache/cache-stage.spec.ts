@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { settled } from '../helpers/answer.js';
 import { Registry } from 'prom-client';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { CacheMetrics } from '../../src/proxy/cache-metrics.js';
@@ -79,29 +80,33 @@ function setup(settings: Partial<CacheSettings> = {}, maxBytes = 1024 * 1024) {
   };
   const upstream = new Upstream();
   const handler = compose([cacheStage(options), coalesceStage(options)], upstream.handler);
+  const requestOf = (
+    route: RouteDefinition = routes.list,
+    partial: Partial<ProxyRequest> = {},
+  ): ProxyRequest => ({
+    upstream: 't',
+    route,
+    method: route.method,
+    path: route.path,
+    query: [['limit', '2']],
+    headers: {},
+    consumerId: 'c',
+    requestId: 'r',
+    format: 'json',
+    lang: 'en',
+    credentialId: 'token:abc',
+    deadline: Date.now() + 5_000,
+    noCache: false,
+    weight: 1,
+    ...partial,
+  });
   const call = (route: RouteDefinition = routes.list, partial: Partial<ProxyRequest> = {}) =>
-    handler({
-      upstream: 't',
-      route,
-      method: route.method,
-      path: route.path,
-      query: [['limit', '2']],
-      headers: {},
-      consumerId: 'c',
-      requestId: 'r',
-      format: 'json',
-      lang: 'en',
-      credentialId: 'token:abc',
-      deadline: Date.now() + 5_000,
-      noCache: false,
-      weight: 1,
-      ...partial,
-    });
+    settled(handler, requestOf(route, partial));
   const events = async (outcome: string) => {
     const m = await registry.getSingleMetric('atrium_cache_events_total')!.get();
     return m.values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
   };
-  return { store, upstream, call, events, close: () => store.close() };
+  return { store, upstream, call, events, handler, requestOf, close: () => store.close() };
 }
 
 const bodyOf = (res: ProxyResponse) => (res.body as Buffer).toString();
@@ -145,6 +150,26 @@ describe('cache stage', () => {
     expect(t.upstream.calls).toBe(1);
     expect(await t.events('hit')).toBe(1);
     expect(await t.events('miss')).toBe(1);
+    await t.close();
+  });
+
+  it('a fresh hit from the memory store is answered synchronously (no promise layer); a miss is a promise', async () => {
+    const t = setup({ negativeTtlMs: 500 });
+    const first = t.handler(t.requestOf());
+    expect(first).toBeInstanceOf(Promise);
+    await first;
+    const hit = t.handler(t.requestOf());
+    expect(hit).not.toBeInstanceOf(Promise);
+    expect(hit).toMatchObject({ status: 200, cache: 'HIT' });
+    // A cached 404 is thrown at once too.
+    t.upstream.error = new GatewayError('NOT_FOUND', {
+      upstream: 't',
+      upstreamStatus: 404,
+      fromUpstream: true,
+    });
+    await expect(t.call(routes.get)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(() => t.handler(t.requestOf(routes.get))).toThrow(expect.objectContaining({ code: 'NOT_FOUND' }));
+    expect(t.upstream.calls).toBe(2);
     await t.close();
   });
 

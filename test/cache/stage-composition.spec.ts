@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { settled } from '../helpers/answer.js';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { CacheMetrics } from '../../src/proxy/cache-metrics.js';
@@ -85,7 +86,7 @@ describe('cache and coalescing stages, each without the other', () => {
     const only: Stage = stage === 'cache' ? cacheStage(options) : coalesceStage(options);
     const handler = compose([only], transport.handler);
     const get = (id: string): Promise<ProxyResponse> =>
-      handler({
+      settled(handler, {
         upstream: 't',
         route,
         method: 'GET',

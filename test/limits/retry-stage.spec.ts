@@ -1,4 +1,5 @@
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
+import { settled } from '../helpers/answer.js';
 import { compose } from '../../src/proxy/compose.js';
 import { RetryBudget } from '../../src/proxy/limits/retry-budget.js';
 import { mayRetry, retryStage, type RetryStageOptions } from '../../src/proxy/stages/retry.stage.js';
@@ -149,7 +150,7 @@ describe('retry stage', () => {
       throw errors.e503();
     };
     const h = stage(down);
-    for (let i = 0; i < 100; i++) await h(proxyRequest()).catch(() => undefined);
+    for (let i = 0; i < 100; i++) await settled(h, proxyRequest()).catch(() => undefined);
     expect(upstreamCalls).toBe(120);
   });
 
@@ -176,7 +177,7 @@ describe('retry stage', () => {
     it('every retry spends a token; without one in time the client hears the real failure', async () => {
       const limiter = new UpstreamLimiter(limiterOptions({ ratePerSec: 0.5, burst: 1, maxWaitMs: 200 }));
       const up = flaky(errors.e503, errors.e503);
-      const p = pipeline(limiter, up)(proxyRequest()).catch((e: unknown) => e);
+      const p = settled(pipeline(limiter, up), proxyRequest()).catch((e: unknown) => e);
       await jest.advanceTimersByTimeAsync(1000);
       expect(await p).toMatchObject({ code: 'UPSTREAM_ERROR', upstreamStatus: 503 });
       expect(up.calls).toBe(1);
@@ -192,11 +193,11 @@ describe('retry stage', () => {
       );
       const up = flaky(errors.reset, errors.reset, errors.reset, errors.reset, errors.reset, errors.reset);
       const h = pipeline(limiter, up);
-      const first = h(proxyRequest()).catch((e: unknown) => e);
+      const first = settled(h, proxyRequest()).catch((e: unknown) => e);
       await jest.advanceTimersByTimeAsync(500);
       expect(await first).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
       expect(up.calls).toBe(3);
-      const second = h(proxyRequest()).catch((e: unknown) => e);
+      const second = settled(h, proxyRequest()).catch((e: unknown) => e);
       await jest.advanceTimersByTimeAsync(500);
       expect(await second).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', upstreamCode: 'ECONNRESET' });
       expect(up.calls).toBe(4); // the 4th failure opened the breaker; its retry was refused

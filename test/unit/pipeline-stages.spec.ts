@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { settled } from '../helpers/answer.js';
 import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
@@ -277,7 +278,7 @@ describe('transport + normalize against misbehaving servers', () => {
     mode = m;
     const { h, transport } = pipeline();
     try {
-      const err = await h(req()).then(
+      const err = await settled(h, req()).then(
         () => undefined,
         (e: unknown) => e,
       );

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
+import { settled } from '../helpers/answer.js';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
-import type { ProxyRequest } from '../../src/proxy/pipeline.types.js';
+import type { ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
 import { normalizeStage } from '../../src/proxy/stages/normalize.stage.js';
 import type { TransportResponse } from '../../src/proxy/transport/undici.transport.js';
 import { emisErrorMapper } from '../../src/upstreams/shared/emis-error.mapper.js';
@@ -23,7 +24,7 @@ describe('normalize: file answers that are EMIS errors on HTTP 200', () => {
           body: Readable.from(chunks),
           upstreamHeaders: {},
         }) satisfies TransportResponse,
-    )(req);
+    )(req) as Promise<ProxyResponse>;
   const drain = async (body: Buffer | Readable): Promise<Buffer> => {
     if (Buffer.isBuffer(body)) return body;
     const parts: Buffer[] = [];
@@ -72,12 +73,13 @@ describe('normalize: file answers that are EMIS errors on HTTP 200', () => {
         this.destroy(new Error('socket hang up'));
       },
     });
-    const err = await stage(async () => ({
+    const h = stage(async () => ({
       status: 200,
       headers: { 'content-type': 'application/json' },
       body: broken,
       upstreamHeaders: {},
-    }))(req).catch((e: unknown) => e);
+    }));
+    const err = await settled(h, req).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'UPSTREAM_ERROR', upstream: 'documents' });
   });
 });

@@ -34,7 +34,8 @@ function parseRanges(header: string): Ranged[] {
  * `application/json, text/plain, *\/*` mean JSON.
  */
 export function negotiateFormat(accept: string | undefined): WireFormat | undefined {
-  if (!accept) return 'json';
+  // What nearly every client sends, without parsing.
+  if (!accept || accept === 'application/json' || accept === '*/*') return 'json';
   let json = 0;
   let xml = 0;
   for (const { value, q } of parseRanges(accept)) {

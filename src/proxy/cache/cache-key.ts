@@ -119,6 +119,26 @@ function headersPart(headers: Readonly<Record<string, string>>): string {
   return out;
 }
 
+/** Recently hashed canonical requests: a repeated request (every hit) costs a Map lookup, not a SHA-256. */
+const hashes = new Map<string, string>();
+const MAX_REMEMBERED = 4096;
+/** Long canonical forms are hashed each time rather than kept (a bound on the memo's bytes). */
+const MAX_REMEMBERED_LENGTH = 1024;
+
+function hashOf(canonical: string): string {
+  let hash = hashes.get(canonical);
+  if (hash !== undefined) return hash;
+  // One-shot hash: no Hash object. SHA-256 and not a cheaper hash: keys are shared between consumers, so a
+  // collision someone could craft would serve one request's answer to another.
+  hash = digest('sha256', canonical, 'hex').slice(0, 32);
+  if (canonical.length <= MAX_REMEMBERED_LENGTH) {
+    // Oldest first out (insertion order): a stream of unique keys cannot grow the memo.
+    if (hashes.size >= MAX_REMEMBERED) hashes.delete(hashes.keys().next().value as string);
+    hashes.set(canonical, hash);
+  }
+  return hash;
+}
+
 /**
  * The cache key of a request, derived from what is sent upstream (the request as built, after every vendor
  * convention, before the credentials stage swaps keys): method, path, canonical query without the
@@ -141,8 +161,7 @@ export function cacheKeyOf(req: ProxyRequest, ctx: KeyContext): CacheKey {
     req.format +
     '\n' +
     req.credentialId;
-  // One-shot hash: no Hash object per request.
-  const hash = digest('sha256', canonical, 'hex').slice(0, 32);
+  const hash = hashOf(canonical);
   const scope = scopeOf(req.upstream, req.credentialId, ctx.family);
   const path = req.path.length > MAX_PATH_IN_KEY ? req.path.slice(0, MAX_PATH_IN_KEY) : req.path;
   const lockId = scope + ':' + hash;

@@ -70,14 +70,19 @@ export class MemoryResponseStore implements ResponseStore {
    * a hit costs one Map lookup and one settled promise instead of cache-manager's and keyv's async layers.
    */
   get(key: CacheKey): Promise<CacheEntry | undefined> {
+    const entry = this.getSync(key);
+    return entry === undefined ? NOTHING : Promise.resolve(entry);
+  }
+
+  getSync(key: CacheKey): CacheEntry | undefined {
     const k = this.storeKey(key, this.generation(key.scope));
     const data = this.lru.getSync(k) as { value: CacheEntry; expires?: number } | undefined;
-    if (data === undefined) return NOTHING;
+    if (data === undefined) return undefined;
     if (typeof data.expires === 'number' && Date.now() > data.expires) {
       void this.lru.delete(k);
-      return NOTHING;
+      return undefined;
     }
-    return Promise.resolve(data.value);
+    return data.value;
   }
 
   async set(

@@ -40,6 +40,8 @@ export interface StoreStats {
 export interface ResponseStore {
   readonly kind: 'memory' | 'redis';
   get(key: CacheKey): Promise<CacheEntry | undefined>;
+  /** `get` without a promise, for stores that hold entries in this process (a hit then never waits). */
+  getSync?(key: CacheKey): CacheEntry | undefined;
   /** Stores unless a write invalidated the scope after `token` was taken; true when stored. */
   set(
     key: CacheKey,

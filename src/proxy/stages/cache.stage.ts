@@ -3,7 +3,7 @@ import { childSpan } from '../../core/tracing/trace-context.js';
 import type { CacheEventCounters } from '../cache-metrics.js';
 import { negativeError, type CacheEntry } from '../cache/cache-entry.js';
 import { cacheKeyOf, scopeOf, type CacheKey } from '../cache/cache-key.js';
-import { policyLookup, type CachedPolicy } from '../cache/cache-policy.js';
+import { policyLookup, type CachedPolicy, type RoutePolicy } from '../cache/cache-policy.js';
 import { answerFrom, validateSettings, type CacheSettings } from '../cache/cache-settings.js';
 import { storeAnswer, storeNotFound } from '../cache/entry-writer.js';
 import type { ResponseStore } from '../cache/response-store.js';
@@ -82,26 +82,30 @@ export function cacheStage(opts: CacheStageOptions): Stage {
         .finally(() => refreshing.delete(key.full));
     };
 
-    return async (req): Promise<ProxyResponse> => {
-      const policy = policyOf(req.route);
+    /** A write or an uncacheable read: straight through, then the write invalidates its family. */
+    const passThrough = async (req: ProxyRequest, policy: Exclude<RoutePolicy, CachedPolicy>) => {
       if (policy.kind === 'write') {
         const res = await next(req);
         // Only a successful write gets here (errors throw); readers must not see the old state afterwards.
         await store.invalidate(scopeOf(req.upstream, req.credentialId, policy.family));
         events.bypass.inc();
-        return { ...res, cache: 'BYPASS' };
+        return { ...res, cache: 'BYPASS' as const };
       }
-      if (policy.kind === 'bypass') {
-        events.bypass.inc();
-        const res = await next(req);
-        return { ...res, cache: 'BYPASS' };
-      }
+      events.bypass.inc();
+      const res = await next(req);
+      return { ...res, cache: 'BYPASS' as const };
+    };
 
-      const key = cacheKeyOf(req, policy.key);
-      const lookup = childSpan(req.trace, 'cache lookup');
-      const entry = await store.get(key);
-      lookup?.setAttribute('atrium.cache.found', entry !== undefined);
-      lookup?.end();
+    /**
+     * What the lookup found decides: a fresh entry answers now (no promise: a hit from the memory store
+     * never waits), a stale one answers now and refreshes in the background, anything else is a miss.
+     */
+    const decide = (
+      req: ProxyRequest,
+      key: CacheKey,
+      policy: CachedPolicy,
+      entry: CacheEntry | undefined,
+    ) => {
       if (entry !== undefined && !req.noCache) {
         const now = Date.now();
         if (now < entry.freshUntil) {
@@ -115,7 +119,15 @@ export function cacheStage(opts: CacheStageOptions): Stage {
           return answerFrom(entry, 'STALE', now);
         }
       }
+      return missOf(req, key, policy, entry);
+    };
 
+    const missOf = async (
+      req: ProxyRequest,
+      key: CacheKey,
+      policy: CachedPolicy,
+      entry: CacheEntry | undefined,
+    ): Promise<ProxyResponse> => {
       const miss: CacheMiss = { previousId: entry?.id, background: false };
       const counted = () => (miss.coalescing?.shared ? events.coalesced : events.miss).inc();
       try {
@@ -137,6 +149,24 @@ export function cacheStage(opts: CacheStageOptions): Stage {
         counted();
         throw err;
       }
+    };
+
+    return (req) => {
+      const policy = policyOf(req.route);
+      if (policy.kind !== 'cache') return passThrough(req, policy);
+      const key = cacheKeyOf(req, policy.key);
+      const lookup = childSpan(req.trace, 'cache lookup');
+      if (store.getSync) {
+        const entry = store.getSync(key);
+        lookup?.setAttribute('atrium.cache.found', entry !== undefined);
+        lookup?.end();
+        return decide(req, key, policy, entry);
+      }
+      return store.get(key).then((entry) => {
+        lookup?.setAttribute('atrium.cache.found', entry !== undefined);
+        lookup?.end();
+        return decide(req, key, policy, entry);
+      });
     };
   };
 }

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../core/errors/gateway-error.js';
-import type { Stage, UpstreamCredentials } from '../pipeline.types.js';
+import type { ProxyRequest, ProxyResponse, Stage, UpstreamCredentials } from '../pipeline.types.js';
 import { credentialStrip } from '../credential-strip.js';
 
 export interface CredentialsStageOptions {
@@ -27,7 +27,7 @@ export function credentialsStage(opts: CredentialsStageOptions): Stage {
   return (next) => {
     // Nothing to await with a synchronous credential (a static token): the upstream's promise goes back as
     // is, with no promise layer of this stage's own.
-    const call: typeof next = (req) => {
+    const call = (req: ProxyRequest): Promise<ProxyResponse> => {
       let injected: void | Promise<void>;
       try {
         strip(req);
@@ -35,7 +35,7 @@ export function credentialsStage(opts: CredentialsStageOptions): Stage {
       } catch (err) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
-      const sent = injected ? injected.then(() => next(req)) : next(req);
+      const sent = injected ? injected.then(() => next(req)) : Promise.resolve(next(req));
       if (!credentials.onAccepted) return sent;
       return sent.then((res) => {
         credentials.onAccepted!(req);

@@ -120,7 +120,7 @@ export function keyEchoStage(opts: KeyEchoStageOptions): Stage {
     throw scrubError(err);
   };
   // Nothing here awaits: one `.then` on the next handler's promise, no async wrapper.
-  return (next) => (req) => next(req).then(scrubAnswer, onError);
+  return (next) => (req) => Promise.resolve(next(req)).then(scrubAnswer, onError);
 
   function scrubAnswer(res: ProxyResponse): ProxyResponse {
     const matcher = SecretMatcher.for(opts.secrets());

@@ -15,10 +15,10 @@ export interface UpstreamMetricsStageOptions {
 export function upstreamMetricsStage(opts: UpstreamMetricsStageOptions): Stage {
   if (typeof opts.record !== 'function') throw new Error('upstreamMetricsStage: record must be a function');
   const { record } = opts;
-  // `.then` on the next handler's promise: no async wrapper of this stage's own.
+  // `.then` on the next handler's promise (Promise.resolve returns a native promise as is): no async wrapper.
   return (next) => (req) => {
     const started = performance.now();
-    return next(req).then(
+    return Promise.resolve(next(req)).then(
       (res) => {
         record(req.route.id, res.status, performance.now() - started, req.requestId);
         return res;

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { settled } from '../../helpers/answer.js';
 import { Readable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '../../../src/config/atrium-config.js';
@@ -199,12 +200,13 @@ describe('defect 2: vendor key in encoded form', () => {
       redactor.register(key);
       const stage = keyEchoStage({ secrets: () => [key], redact: (t) => redactor.redact(t) });
       const f = echoForms(key);
-      const err = (await stage(async (): Promise<ProxyResponse> => {
+      const h = stage(async (): Promise<ProxyResponse> => {
         throw new GatewayError('UPSTREAM_BAD_REQUEST', {
           message: `bad ${f.urlLower} ${f.phpJson}`,
           upstreamCode: f.base64,
         });
-      })({} as ProxyRequest).catch((e: unknown) => e)) as GatewayError;
+      });
+      const err = (await settled(h, {} as ProxyRequest).catch((e: unknown) => e)) as GatewayError;
       expect(err).toBeInstanceOf(GatewayError);
       expect(err.message).toBe('bad [REDACTED] [REDACTED]');
       expect(err.upstreamCode).toBe('[REDACTED]');
