@@ -158,6 +158,7 @@ function serverSpec(
       };
     case 'atrium-hit':
     case 'atrium-hit-plain':
+    case 'atrium-view':
     case 'atrium-miss':
     case 'atrium-storm':
       return {

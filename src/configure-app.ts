@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pathIsSafe, UNSAFE_PATH_MESSAGE } from './core/http/path-safety.js';
 import type { IncomingMessage, Server } from 'node:http';
 import { ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -111,18 +112,6 @@ export function createAdapter(
   return new GatewayFastifyAdapter(options);
 }
 
-const ENCODED_SEPARATOR = /%(2f|5c|00)/i;
-const DOT_SEGMENT = /(^|\/)(\.|%2e){2}(\/|$)/i;
-
-/** Path tricks are refused before routing: encoded slashes or backslashes, NULs, `..` segments. */
-function pathIsSafe(url: string): boolean {
-  const q = url.indexOf('?');
-  const path = q === -1 ? url : url.slice(0, q);
-  if (path.indexOf('%') !== -1 && ENCODED_SEPARATOR.test(path)) return false;
-  if (path.indexOf('.') !== -1 || path.indexOf('%') !== -1) return !DOT_SEGMENT.test(path);
-  return true;
-}
-
 /**
  * Options for NestFactory.create / createNestApplication. Nest's body parsers stay off: the gateway keeps
  * request bodies as bytes (configureApp) and forwards them as sent.
@@ -170,7 +159,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       filter.send(
         new GatewayError('VALIDATION_FAILED', {
           parameter: 'path',
-          message: 'The path contains an encoded separator or a dot segment.',
+          message: UNSAFE_PATH_MESSAGE,
         }),
         req,
         reply,

@@ -134,7 +134,8 @@ export const LOAD_SCENARIOS = [
     expectStatus: 200,
   },
   {
-    // Side by side with atrium-hit-2k: what usage counting per consumer costs a hit (issue 16: ≤ 5 %).
+    // Side by side with atrium-hit-2k, in its own process with the same (only) workload: what usage
+    // counting per consumer costs a hit (issue 16: ≤ 5 %).
     id: 'atrium-hit-plain-2k',
     title: 'Atrium, cache hit, 2 KB, usage counting off',
     server: 'atrium-hit-plain',
@@ -146,7 +147,7 @@ export const LOAD_SCENARIOS = [
   {
     id: 'atrium-view-hit-4x2k',
     title: 'Atrium, view of 4 parts, every part a cache hit, 2 KB each',
-    server: 'atrium-hit',
+    server: 'atrium-view',
     kind: 'hit',
     size: '2k',
     delayMs: 0,
@@ -156,7 +157,7 @@ export const LOAD_SCENARIOS = [
   {
     id: 'atrium-hit-200k',
     title: 'Atrium, cache hit, 200 KB',
-    server: 'atrium-hit',
+    server: 'atrium-view',
     kind: 'hit',
     size: '200k',
     delayMs: 0,

@@ -14,6 +14,7 @@ export const SERVER_IDS = [
   'naive-miss',
   'atrium-hit',
   'atrium-hit-plain',
+  'atrium-view',
   'atrium-miss',
   'atrium-storm',
 ] as const;
@@ -25,8 +26,9 @@ export const SERVER_LABELS: Record<ServerId, string> = {
   bare: 'bare proxy: node:http + undici Pool',
   'naive-hit': 'naive Nest proxy (Express, @nestjs/axios, CacheInterceptor, ThrottlerGuard, ValidationPipe)',
   'naive-miss': 'naive Nest proxy, second process for the unique-key scenarios',
-  'atrium-hit': 'Atrium full stack (node dist/main.js), hit scenarios',
+  'atrium-hit': 'Atrium full stack (node dist/main.js), the 2 KB hit scenario only',
   'atrium-hit-plain': 'Atrium full stack with usage counting off (ATRIUM_USAGE=off), hit scenario',
+  'atrium-view': 'Atrium full stack, the view and 200 KB hit scenarios',
   'atrium-miss': 'Atrium full stack, miss and burst scenarios',
   'atrium-storm': 'Atrium full stack, upstream answering 429 (storm)',
 };

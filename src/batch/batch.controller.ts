@@ -25,6 +25,7 @@ export class BatchController {
       key,
       requestId: String(req.id),
       acceptLanguage: typeof lang === 'string' ? lang : undefined,
+      trace: req.trace,
     });
     void reply
       .code(200)

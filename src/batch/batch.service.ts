@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { RequestTrace } from '../core/tracing/trace-context.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { buildEnvelope } from '../core/errors/error-envelope.js';
 import { ErrorShapeRegistry } from '../core/errors/error-shape.registry.js';
@@ -40,6 +41,8 @@ export interface BatchCaller {
   readonly key: string;
   readonly requestId: string;
   readonly acceptLanguage?: string;
+  /** The batch request's trace: the items' vendor spans are its children. */
+  readonly trace?: RequestTrace;
 }
 
 const NOTE_HEADERS = ['content-type', 'x-cache', 'age', 'retry-after', 'x-request-id', 'content-language'];

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { RequestLogger } from '../core/logging/request-log.js';
+import { RequestLogger, type RequestLogLevel } from '../core/logging/request-log.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
 import { GatewayMetrics, NO_UPSTREAM, type RouteSeries } from './gateway-metrics.js';
@@ -44,7 +44,15 @@ export class RequestObserver {
     });
   }
 
-  private observe(req: FastifyRequest, reply: FastifyReply): void {
+  /**
+   * One answered request: its metrics and its log line. In-process route calls (batch items, view parts)
+   * log at debug: the client's own request has its line at info, its parts are in its answer.
+   */
+  observe(
+    req: FastifyRequest,
+    reply: Pick<FastifyReply, 'statusCode' | 'elapsedTime' | 'getHeader'>,
+    level: RequestLogLevel = 'info',
+  ): void {
     const routeOptions = req.routeOptions;
     const atrium = (routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
       ATRIUM_ROUTE_CONFIG
@@ -69,24 +77,27 @@ export class RequestObserver {
     }
     this.metrics.observeRequest({ upstream, route, status, cache, totalMs, upstreamMs, consumer }, series);
 
-    if (!this.log.enabled) return;
+    if (!this.log.enabledAt(level)) return;
     const url = req.url;
     const q = url.indexOf('?');
     let path = q === -1 ? url : url.slice(0, q);
     if (path.length > MAX_LOGGED_PATH) path = path.slice(0, MAX_LOGGED_PATH) + '…';
-    this.log.write({
-      reqId,
-      method: req.method,
-      path: this.redactor.redact(path),
-      route: atrium?.routeId,
-      upstream: atrium?.upstream,
-      consumer,
-      status,
-      cache,
-      upstreamMs: upstreamMs === undefined ? undefined : round1(upstreamMs),
-      ms: round1(totalMs),
-      client: req.ip,
-      traceId: req.trace?.traceId,
-    });
+    this.log.write(
+      {
+        reqId,
+        method: req.method,
+        path: this.redactor.redact(path),
+        route: atrium?.routeId,
+        upstream: atrium?.upstream,
+        consumer,
+        status,
+        cache,
+        upstreamMs: upstreamMs === undefined ? undefined : round1(upstreamMs),
+        ms: round1(totalMs),
+        client: req.ip,
+        traceId: req.trace?.traceId,
+      },
+      level,
+    );
   }
 }

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '../core/tracing/trace-context.js';
 import type { RouteDefinition } from '../proxy/pipeline.types.js';
 
 /** Who an internal call runs as: the consumer of the outer call (batch, view), by the key they presented. */
@@ -6,6 +7,8 @@ export interface RouteCallerIdentity {
   readonly key: string;
   /** The outer call's `Accept-Language`, when the inner call sets none of its own. */
   readonly acceptLanguage?: string;
+  /** The outer call's trace: inner calls' vendor spans are its children. */
+  readonly trace?: RequestTrace;
 }
 
 /** One GET of a proxy route, already resolved and checked (`architecture` §13: internal sub-requests). */
@@ -31,9 +34,9 @@ export interface RouteCallResult {
 
 /**
  * The port batch items and view parts go through: one GET as the calling consumer, through exactly what a
- * direct call runs through (guard, permission, quota, validation, pipeline, error envelope). The first
- * adapter injects the request into the gateway's own Fastify instance; a cheaper in-process adapter can
- * replace it behind this token without touching its users.
+ * direct call runs through (guard, permission, quota, validation, pipeline, error envelope). The adapter in
+ * use runs the proxy route's steps in process (direct-route-caller.ts); the first one, which injects a whole
+ * request into the gateway's own Fastify instance, stays as the reference (inject-route-caller.ts).
  */
 export interface RouteCaller {
   call(caller: RouteCallerIdentity, call: RouteCall): Promise<RouteCallResult>;

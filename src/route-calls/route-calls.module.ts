@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
-import { InjectRouteCaller } from './inject-route-caller.js';
+import { ProxyModule } from '../proxy/proxy.module.js';
+import { DirectRouteCaller } from './direct-route-caller.js';
 import { ROUTE_CALLER } from './route-caller.js';
 
-/** The RouteCaller port (route-caller.ts) and its adapter, shared by batch items and view parts. */
+/** The RouteCaller port (route-caller.ts) and its in-process adapter, shared by batch items and view parts. */
 @Module({
-  providers: [{ provide: ROUTE_CALLER, useClass: InjectRouteCaller }],
+  imports: [ProxyModule],
+  providers: [{ provide: ROUTE_CALLER, useClass: DirectRouteCaller }],
   exports: [ROUTE_CALLER],
 })
 export class RouteCallsModule {}

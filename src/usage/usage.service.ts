@@ -60,23 +60,27 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
     if (!recorder || this.installed) return;
     this.installed = true;
     fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      const consumer = req.consumer;
-      if (consumer !== undefined) {
-        const atrium = (
-          req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined
-        )?.[ATRIUM_ROUTE_CONFIG];
-        if (atrium !== undefined) {
-          const cell = recorder.cell(consumer.id, atrium.upstream);
-          recorder.add(cell, U_REQUESTS);
-          const cache = reply.getHeader('x-cache');
-          if (cache === 'HIT' || cache === 'STALE') recorder.add(cell, U_CACHE);
-          else if (cache === 'COALESCED') recorder.add(cell, U_COALESCED);
-          else if (reply.statusCode === 429 && req.errorCode === 'CONSUMER_RATE_LIMITED')
-            recorder.add(cell, U_QUOTA);
-        }
-      }
+      this.count(req, reply);
       done();
     });
+  }
+
+  /** Counts one answered proxy request of a consumer (also called for in-process route calls). */
+  count(req: FastifyRequest, reply: Pick<FastifyReply, 'statusCode' | 'getHeader'>): void {
+    const recorder = this.recorder;
+    const consumer = req.consumer;
+    if (recorder === undefined || consumer === undefined) return;
+    const atrium = (req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
+      ATRIUM_ROUTE_CONFIG
+    ];
+    if (atrium === undefined) return;
+    const cell = recorder.cell(consumer.id, atrium.upstream);
+    recorder.add(cell, U_REQUESTS);
+    const cache = reply.getHeader('x-cache');
+    if (cache === 'HIT' || cache === 'STALE') recorder.add(cell, U_CACHE);
+    else if (cache === 'COALESCED') recorder.add(cell, U_COALESCED);
+    else if (reply.statusCode === 429 && req.errorCode === 'CONSUMER_RATE_LIMITED')
+      recorder.add(cell, U_QUOTA);
   }
 
   /** The vendor-call counting stage of an upstream's pipeline (undefined when counting is off). */

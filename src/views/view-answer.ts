@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { ErrorEnvelope } from '../core/errors/error-envelope.js';
 import { selectFields, type FieldSelection } from '../core/http/field-selection.js';
 import type { ViewDefinition } from './view-definition.js';
@@ -36,6 +36,28 @@ function reportOf(run: ViewRun, name: string): PartReport {
   };
 }
 
+interface PartText {
+  readonly text: string;
+  readonly digest: string;
+}
+
+/**
+ * JSON text and digest of part answers; those shared between requests (frozen by the runner) are
+ * serialised and hashed once per stored answer.
+ */
+const texts = new WeakMap<object, PartText>();
+
+function textOf(value: unknown): PartText {
+  const shared = typeof value === 'object' && value !== null && Object.isFrozen(value);
+  let t = shared ? texts.get(value) : undefined;
+  if (t === undefined) {
+    const text = JSON.stringify(value);
+    t = { text, digest: hash('sha256', text, 'base64url') };
+    if (shared) texts.set(value, t);
+  }
+  return t;
+}
+
 /**
  * Composes the answer: `{data: {<part>: …}, parts: {<part>: {status, cache, ageSeconds, durationMs,
  * error?}}, complete}` with a strong ETag over the bytes, or — when a required part failed — that part's
@@ -66,26 +88,41 @@ export function composeAnswer(view: ViewDefinition, run: ViewRun, fields?: Field
       failedPart: failed.name,
     };
   }
-  let data: unknown = Object.fromEntries(
-    view.parts.map((p) => [p.name, partData(p, run.outcomes.get(p.name)!)]),
-  );
-  if (fields) data = selectFields(data, fields);
   const complete = view.parts.every((p) => run.outcomes.get(p.name)!.status === 200);
-  const dataText = JSON.stringify(data);
+  let dataText: string;
+  let etag: string;
+  if (fields) {
+    const data = Object.fromEntries(view.parts.map((p) => [p.name, partData(p, run.outcomes.get(p.name)!)]));
+    dataText = JSON.stringify(selectFields(data, fields));
+    etag = etagOf(dataText, complete);
+  } else {
+    // As JSON.stringify of the {name: data} object, with each shared (frozen) part answer serialised and
+    // hashed once; the ETag covers the parts' digests in order.
+    dataText = '{';
+    let digests = '';
+    for (const [i, p] of view.parts.entries()) {
+      const t = textOf(partData(p, run.outcomes.get(p.name)!));
+      const name = JSON.stringify(p.name);
+      dataText += (i ? ',' : '') + name + ':' + t.text;
+      digests += name + ':' + t.digest + ',';
+    }
+    dataText += '}';
+    etag = etagOf(digests, complete);
+  }
   const body = `{"data":${dataText},"parts":${JSON.stringify(parts)},"complete":${complete}}`;
-  return { status: 200, body, complete, etag: etagOf(dataText, complete) };
+  return { status: 200, body, complete, etag };
 }
 
 /**
- * A strong validator over what a poller reads: data and completeness, not `parts` (durations and cache
+ * A strong validator over what a poller reads: data (its text, or its parts' digests) and completeness, not `parts` (durations and cache
  * ages change on every call even when nothing else did).
  */
 export function etagOf(dataText: string, complete: boolean): string {
-  const hash = createHash('sha256')
+  const digest = createHash('sha256')
     .update(dataText)
     .update(complete ? '1' : '0')
     .digest('base64url');
-  return `"${hash.slice(0, 32)}"`;
+  return `"${digest.slice(0, 32)}"`;
 }
 
 /** Whether `If-None-Match` names this ETag (weak comparison, lists and `*` included). */

@@ -55,21 +55,38 @@ function madeError(err: GatewayError, requestId: string, started: number, result
   };
 }
 
+/** A part's route path split once: literals and the names of its parameters, in order. */
+const templates = new WeakMap<ViewPart, ReadonlyArray<string | { param: string }>>();
+
+function templateOf(part: ViewPart): ReadonlyArray<string | { param: string }> {
+  let t = templates.get(part);
+  if (!t) {
+    const pieces: Array<string | { param: string }> = [];
+    let last = 0;
+    for (const m of part.route.path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+      pieces.push(part.route.path.slice(last, m.index), { param: m[1] });
+      last = m.index + m[0].length;
+    }
+    pieces.push(part.route.path.slice(last));
+    templates.set(part, (t = pieces));
+  }
+  return t;
+}
+
 /** The gateway URL of a part, or the reference it is missing. */
 function partUrl(part: ViewPart, ctx: TemplateContext): { url: string } | { missing: string } {
   let path = '';
-  let rest = part.route.path;
-  for (const m of part.route.path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    const at = rest.indexOf(m[0]);
-    path += rest.slice(0, at);
-    rest = rest.slice(at + m[0].length);
-    const r = resolveTemplate(part.path[m[1]], ctx);
+  for (const piece of templateOf(part)) {
+    if (typeof piece === 'string') {
+      path += piece;
+      continue;
+    }
+    const r = resolveTemplate(part.path[piece.param], ctx);
     if (!r.ok) return { missing: r.missing };
     if (r.value === undefined || Array.isArray(r.value) || r.value === '')
-      return { missing: `path parameter "${m[1]}"` };
+      return { missing: `path parameter "${piece.param}"` };
     path += encodeURIComponent(r.value as string);
   }
-  path += rest;
   const pairs: QueryPairs = [];
   for (const [name, t] of part.query) {
     const r = resolveTemplate(t, ctx);
@@ -85,13 +102,40 @@ function partUrl(part: ViewPart, ctx: TemplateContext): { url: string } | { miss
 }
 
 /**
+ * Parsed answers by body: a cache hit hands back the same bytes (the stored Buffer) every time, so a view
+ * of hits parses each answer once, not once per call. Values are frozen: requests share them.
+ */
+const parsed = new WeakMap<Buffer, unknown>();
+
+function jsonOf(body: Buffer): unknown {
+  if (parsed.has(body)) return parsed.get(body);
+  let value: unknown;
+  try {
+    value = deepFreeze(JSON.parse(body.toString('utf8')));
+  } catch {
+    value = undefined;
+  }
+  parsed.set(body, value);
+  return value;
+}
+
+function deepFreeze(value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
  * Runs a view's parts through the RouteCaller as the calling consumer: every part starts as soon as the
  * parts it reads have answered (parts without inputs at once, in parallel), all under one deadline. A part
  * whose input part failed, or whose input value is absent, does not run.
  */
 export async function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewRun> {
   const { view, requestId } = input;
-  const abort = new AbortController();
+  // Set at the deadline: parts not yet started do not start (no AbortController: nothing listens to it).
+  const abort = { signal: { aborted: false } };
   const outcomes = new Map<string, PartOutcome>();
   const answers: Record<string, unknown> = {};
   const ctx: TemplateContext = { params: input.params, parts: answers };
@@ -130,17 +174,9 @@ export async function runView(caller: RouteCaller, input: ViewRunInput): Promise
       route: part.route,
       url: target.url,
       requestId: partRequestId,
-      signal: abort.signal,
     });
     const type = header(res, 'content-type') ?? '';
-    let body: unknown;
-    if (JSON_TYPE.test(type) && res.body.length > 0) {
-      try {
-        body = JSON.parse(res.body.toString('utf8'));
-      } catch {
-        body = undefined;
-      }
-    }
+    const body = JSON_TYPE.test(type) && res.body.length > 0 ? jsonOf(res.body) : undefined;
     const cache = header(res, 'x-cache');
     const age = header(res, 'age');
     const common = {
@@ -203,7 +239,7 @@ export async function runView(caller: RouteCaller, input: ViewRunInput): Promise
   await Promise.race([Promise.all(running.values()), deadline]);
   clearTimeout(timer);
   const timedOut = outcomes.size < view.parts.length;
-  if (timedOut) abort.abort();
+  if (timedOut) abort.signal.aborted = true;
   for (const [i, part] of view.parts.entries())
     if (!outcomes.has(part.name)) {
       const err = new GatewayError('UPSTREAM_TIMEOUT', {

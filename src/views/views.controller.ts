@@ -44,7 +44,7 @@ export class ViewsController {
     const result = await this.views.run({
       name,
       query: queryPairsOf(req),
-      caller: { key, ...(typeof lang === 'string' ? { acceptLanguage: lang } : {}) },
+      caller: { key, ...(typeof lang === 'string' ? { acceptLanguage: lang } : {}), trace: req.trace },
       requestId: String(req.id),
       ...(typeof inm === 'string' ? { ifNoneMatch: inm } : {}),
     });

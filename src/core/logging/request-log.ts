@@ -26,6 +26,9 @@ export interface RequestLogRecord {
   traceId?: string;
 }
 
+/** A client's request logs at info; the inner calls of a batch or a view at debug. */
+export type RequestLogLevel = 'info' | 'debug';
+
 /** pino's marker for destinations (multistream) that read the level of each line from the logger. */
 const NEEDS_METADATA = Symbol.for('pino.metadata');
 
@@ -64,13 +67,18 @@ export class RequestLogger {
     return this.logger.isLevelEnabled('info');
   }
 
-  write(record: RequestLogRecord): void {
+  /** Whether lines of `level` are written (inner calls of a batch or view log at debug). */
+  enabledAt(level: RequestLogLevel): boolean {
+    return this.logger.isLevelEnabled(level);
+  }
+
+  write(record: RequestLogRecord, level: RequestLogLevel = 'info'): void {
     const p = this.parts;
     if (!p) {
-      this.logger.info(record, 'request');
+      this.logger[level](record, 'request');
       return;
     }
-    let line = '{"level":"info"' + p.time() + p.bindings;
+    let line = (level === 'info' ? '{"level":"info"' : '{"level":"debug"') + p.time() + p.bindings;
     line += ',"reqId":' + JSON.stringify(record.reqId);
     line += ',"method":' + JSON.stringify(record.method);
     line += ',"path":' + JSON.stringify(record.path);
