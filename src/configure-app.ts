@@ -131,10 +131,12 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   filter.useAllowedMethods(allowed);
   // The trace context first: every answer after this hook (refusals included) carries the trace id.
   app.get(TracingService).install(fastify);
-  // Request metrics and the one log line per request, from one onResponse hook.
-  app.get(RequestObserver).install(fastify);
-  // Vendor usage per consumer (off with ATRIUM_USAGE=off: no hook at all).
-  app.get(UsageService).install(fastify);
+  // Request metrics, the one log line per request and the vendor usage count (off with ATRIUM_USAGE=off),
+  // from one onResponse hook.
+  const usage = app.get(UsageService);
+  app
+    .get(RequestObserver)
+    .install(fastify, usage.counting ? (req, reply) => usage.count(req, reply) : undefined);
 
   // Bodies are forwarded as the consumer sent them (form-urlencoded or JSON): keep the bytes, parse nothing.
   fastify.removeAllContentTypeParsers();

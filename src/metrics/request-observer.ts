@@ -29,12 +29,16 @@ export class RequestObserver {
     private readonly redactor: SecretRedactor,
   ) {}
 
-  /** Adds the hooks; called by configureApp before the routes are registered. */
-  install(fastify: FastifyInstance): void {
+  /**
+   * Adds the hooks; called by configureApp before the routes are registered. `also` runs in the same
+   * onResponse hook (the usage count): one hook per answered request, not one per concern.
+   */
+  install(fastify: FastifyInstance, also?: (req: FastifyRequest, reply: FastifyReply) => void): void {
     if (this.installed) return;
     this.installed = true;
     fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
       this.observe(req, reply);
+      also?.(req, reply);
       done();
     });
     // An aborted request never reaches onResponse; drop its upstream time.

@@ -7,7 +7,7 @@ import type { LinkSigner } from './links/link-signer.js';
 import type { TracingStages, UsageStages } from './pipeline-extensions.js';
 import type { Handler } from './pipeline.types.js';
 import type { ResponseCache } from './response-cache.service.js';
-import { cacheStage } from './stages/cache.stage.js';
+import { cacheStage, freshHitReader } from './stages/cache.stage.js';
 import { coalesceStage } from './stages/coalesce.stage.js';
 import { credentialsStage } from './stages/credentials.stage.js';
 import { keyEchoStage } from './stages/key-echo.stage.js';
@@ -96,5 +96,6 @@ export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: P
     ],
     transport,
   );
-  return { handler, linkHandler };
+  // A request seen before goes straight to its entry when that is a fresh hit (ProxyService.forward).
+  return { handler, linkHandler, freshHit: freshHitReader(cache) };
 }

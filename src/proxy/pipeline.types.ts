@@ -3,6 +3,7 @@ import type { GatewayError } from '../core/errors/gateway-error.js';
 import type { ErrorCode } from '../core/errors/error-codes.js';
 import type { QueryPairs } from '../core/http/query-string.js';
 import type { WireFormat } from '../core/http/negotiation.js';
+import type { CacheKey } from './cache/cache-key.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -59,6 +60,8 @@ export interface ProxyRequest {
   readonly trace?: RequestTrace;
   /** Set by the cache stage on a cacheable miss it passes on; absent without a cache stage. */
   readonly cacheMiss?: CacheMiss;
+  /** Set by the cache stage on a cacheable read: where its answer lives (the proxy remembers it, issue 15). */
+  cacheKey?: CacheKey;
 }
 
 /** What the cache stage's lookup found, for the coalescing stage behind it (which works without it too). */

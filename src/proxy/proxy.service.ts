@@ -1,7 +1,11 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
-import { parseQuery } from '../core/http/query-string.js';
+import { CONSUMER_KEY_QUERY_PARAMS } from '../core/auth/consumer.js';
+import type { FieldSelection } from '../core/http/field-selection.js';
+import { paramNameMatcher } from '../core/http/param-name.js';
+import { parseQuery, queryPairsOf } from '../core/http/query-string.js';
+import type { CacheKey } from './cache/cache-key.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { UPSTREAM_METRICS, type UpstreamMetrics } from '../core/ports/metrics.port.js';
 import { LINK_SIGNER, type LinkSigner } from './links/link-signer.js';
@@ -24,6 +28,46 @@ export interface RegisteredUpstream {
   readonly linkRoute: RouteDefinition;
 }
 
+/** A request seen before: its cache key and its field selection (both follow from the URL and headers). */
+interface SeenRequest {
+  readonly key: CacheKey;
+  readonly fields: FieldSelection | undefined;
+}
+
+interface ForwardRoute extends CompiledRoute {
+  readonly handler: Handler;
+  readonly freshHit?: (key: CacheKey) => ProxyResponse | undefined;
+  /** By URL and negotiation headers; bounded (oldest out first). */
+  readonly seen?: Map<string, SeenRequest>;
+}
+
+const MAX_SEEN = 2048;
+const MAX_SEEN_KEY = 1024;
+const NO_CACHE = /(^|,)\s*no-cache\s*(,|$)/i;
+const isConsumerKeyParam = paramNameMatcher(CONSUMER_KEY_QUERY_PARAMS);
+
+function headerOf(req: FastifyRequest, name: string): string {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v.join(', ') : (v ?? '');
+}
+
+/** What a GET's upstream request and cache key follow from: its URL and the two negotiated headers. */
+function seenKeyOf(req: FastifyRequest): string | undefined {
+  const key = req.url + '\n' + headerOf(req, 'accept') + '\n' + headerOf(req, 'accept-language');
+  return key.length <= MAX_SEEN_KEY ? key : undefined;
+}
+
+function carriesConsumerKey(req: FastifyRequest): boolean {
+  for (const [k] of queryPairsOf(req)) if (isConsumerKeyParam(k)) return true;
+  return false;
+}
+
+function remember(seen: Map<string, SeenRequest>, key: string, value: SeenRequest): void {
+  if (seen.has(key)) return;
+  if (seen.size >= MAX_SEEN) seen.delete(seen.keys().next().value as string);
+  seen.set(key, value);
+}
+
 /** Who follows a signed link, for the upstream budget's fair queue (links need no gateway key). */
 export const SIGNED_LINK_CONSUMER = 'signed-link';
 
@@ -35,7 +79,7 @@ export const SIGNED_LINK_CONSUMER = 'signed-link';
 export class ProxyService implements OnApplicationShutdown {
   private readonly logger = new Logger('Proxy');
   private readonly upstreams = new Map<string, RegisteredUpstream>();
-  private readonly routes = new Map<RouteDefinition, CompiledRoute & { handler: Handler }>();
+  private readonly routes = new Map<RouteDefinition, ForwardRoute>();
   private readonly parts: PipelineParts;
 
   constructor(
@@ -53,7 +97,7 @@ export class ProxyService implements OnApplicationShutdown {
   register(def: UpstreamDefinition): void {
     if (this.upstreams.has(def.name)) throw new Error(`upstream ${def.name} registered twice`);
     const transport = new UndiciTransport({ ...def.transport, upstream: def.name, title: def.title });
-    const { handler, linkHandler } = buildPipelines(def, transport.handler, this.parts);
+    const { handler, linkHandler, freshHit } = buildPipelines(def, transport.handler, this.parts);
     for (const s of def.credentials.secrets()) this.redactor.register(s);
     // A bounded id for metrics and logs; the target itself is signed data, never a route.
     const linkRoute: RouteDefinition = {
@@ -64,7 +108,13 @@ export class ProxyService implements OnApplicationShutdown {
       file: true,
     };
     this.upstreams.set(def.name, { def, handler, transport, linkHandler, linkRoute });
-    for (const route of def.routes) this.routes.set(route, { ...compileRoute(def, route), handler });
+    for (const route of def.routes)
+      this.routes.set(route, {
+        ...compileRoute(def, route),
+        handler,
+        // Only GETs are answered from the cache; only a store read synchronously makes the shortcut pay.
+        ...(route.method === 'GET' && !route.file && freshHit ? { freshHit, seen: new Map() } : {}),
+      });
   }
 
   upstream(name: string): RegisteredUpstream | undefined {
@@ -78,15 +128,31 @@ export class ProxyService implements OnApplicationShutdown {
   /**
    * Runs a consumer's request for `route` through its upstream's pipeline. A fresh hit answers synchronously
    * (no promise); refusals before the pipeline, and cached errors, throw synchronously.
+   *
+   * A GET seen before (the same URL and negotiation headers) skips building the upstream request and its
+   * cache key: the key is remembered, and a fresh entry under it is the answer. Anything else (no entry,
+   * stale, a cached error, `no-cache`, exported spans) takes the full pipeline, which decides as before.
    */
   forward(route: RouteDefinition, req: FastifyRequest): Answer {
     const compiled = this.routes.get(route);
     if (!compiled) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
     const consumer = req.consumer;
     if (!consumer) throw new GatewayError('UNAUTHENTICATED');
+    const seenAs = compiled.seen && !req.trace?.spans ? seenKeyOf(req) : undefined;
+    if (seenAs !== undefined) {
+      const seen = compiled.seen!.get(seenAs);
+      if (seen !== undefined && !NO_CACHE.test(headerOf(req, 'cache-control'))) {
+        const res = compiled.freshHit!(seen.key);
+        if (res) return seen.fields ? selectResponseFields(res, seen.fields) : res;
+      }
+    }
     const proxyReq = buildProxyRequest(compiled, req, consumer);
     const fields = takeFieldSelection(proxyReq);
     const res = compiled.handler(proxyReq);
+    // The cache stage named the key (synchronously, before any wait): remember it for this request's
+    // spelling, unless the URL carries a consumer key (a secret never becomes a key of anything).
+    if (seenAs !== undefined && proxyReq.cacheKey && !carriesConsumerKey(req))
+      remember(compiled.seen!, seenAs, { key: proxyReq.cacheKey, fields });
     if (!fields) return res;
     return res instanceof Promise
       ? res.then((r) => selectResponseFields(r, fields))

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
@@ -28,7 +28,6 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
   private readonly logger = new Logger('Usage');
   readonly enabled: boolean;
   private readonly recorder?: UsageRecorder;
-  private installed = false;
   private flushFailing = false;
 
   constructor(
@@ -54,15 +53,9 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
     });
   }
 
-  /** The response hook (configureApp calls this beside the request observer). */
-  install(fastify: FastifyInstance): void {
-    const recorder = this.recorder;
-    if (!recorder || this.installed) return;
-    this.installed = true;
-    fastify.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-      this.count(req, reply);
-      done();
-    });
+  /** Whether requests are counted (configureApp calls `count` from the request observer's hook then). */
+  get counting(): boolean {
+    return this.recorder !== undefined;
   }
 
   /** Counts one answered proxy request of a consumer (also called for in-process route calls). */

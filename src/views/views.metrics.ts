@@ -1,6 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
+import {
+  FastCounter,
+  FastHistogram,
+  type CounterHandle,
+  type HistogramHandle,
+} from '../metrics/fast-metrics.js';
 
 /** How a view call ended: every part answered, an optional part did not, a required part did not, or 304. */
 export type ViewOutcome = 'complete' | 'partial' | 'failed' | 'not_modified';
@@ -21,36 +27,48 @@ export interface ViewCounts {
  */
 @Injectable()
 export class ViewsMetrics {
-  private readonly requests: Counter<'view' | 'outcome'>;
-  private readonly parts: Counter<'view' | 'part' | 'result'>;
-  private readonly duration: Histogram<'view'>;
+  private readonly requests: FastCounter;
+  private readonly parts: FastCounter;
+  private readonly duration: FastHistogram;
   private readonly counts = new Map<string, ViewCounts>();
+  /** Series bound once per label combination (names from the views file: bounded). */
+  private readonly bound = new Map<string, CounterHandle>();
+  private readonly durations = new Map<string, HistogramHandle>();
 
   constructor(@Inject(METRICS_REGISTRY) registry: Registry) {
-    this.requests = new Counter({
-      name: 'atrium_view_requests_total',
-      help: 'Composite view calls by view and outcome (complete, partial, failed, not_modified).',
-      labelNames: ['view', 'outcome'],
-      registers: [registry],
-    });
-    this.parts = new Counter({
-      name: 'atrium_view_parts_total',
-      help: "View parts by view, part and result (the part's X-Cache, or error, timeout, skipped).",
-      labelNames: ['view', 'part', 'result'],
-      registers: [registry],
-    });
-    this.duration = new Histogram({
-      name: 'atrium_view_duration_seconds',
-      help: 'Time to answer a composite view call.',
-      labelNames: ['view'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registers: [registry],
-    });
+    this.requests = new FastCounter(
+      'atrium_view_requests_total',
+      'Composite view calls by view and outcome (complete, partial, failed, not_modified).',
+      ['view', 'outcome'],
+      registry,
+    );
+    this.parts = new FastCounter(
+      'atrium_view_parts_total',
+      "View parts by view, part and result (the part's X-Cache, or error, timeout, skipped).",
+      ['view', 'part', 'result'],
+      registry,
+    );
+    this.duration = new FastHistogram(
+      'atrium_view_duration_seconds',
+      'Time to answer a composite view call.',
+      ['view'],
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registry,
+    );
+  }
+
+  private counter(c: FastCounter, ...labels: string[]): CounterHandle {
+    const key = c.name + '\u0000' + labels.join('\u0000');
+    let h = this.bound.get(key);
+    if (!h) this.bound.set(key, (h = c.labels(...labels)));
+    return h;
   }
 
   recordCall(view: string, outcome: ViewOutcome, seconds: number): void {
-    this.requests.inc({ view, outcome });
-    this.duration.observe({ view }, seconds);
+    this.counter(this.requests, view, outcome).inc();
+    let d = this.durations.get(view);
+    if (!d) this.durations.set(view, (d = this.duration.labels(view)));
+    d.observe(seconds);
     let c = this.counts.get(view);
     if (!c) this.counts.set(view, (c = { requests: 0, complete: 0, partial: 0, failed: 0, notModified: 0 }));
     c.requests++;
@@ -59,7 +77,7 @@ export class ViewsMetrics {
   }
 
   recordPart(view: string, part: string, result: string): void {
-    this.parts.inc({ view, part, result });
+    this.counter(this.parts, view, part, result).inc();
   }
 
   countsOf(view: string): ViewCounts {

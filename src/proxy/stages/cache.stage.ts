@@ -155,6 +155,7 @@ export function cacheStage(opts: CacheStageOptions): Stage {
       const policy = policyOf(req.route);
       if (policy.kind !== 'cache') return passThrough(req, policy);
       const key = cacheKeyOf(req, policy.key);
+      req.cacheKey = key;
       const lookup = childSpan(req.trace, 'cache lookup');
       if (store.getSync) {
         const entry = store.getSync(key);
@@ -168,5 +169,26 @@ export function cacheStage(opts: CacheStageOptions): Stage {
         return decide(req, key, policy, entry);
       });
     };
+  };
+}
+
+/**
+ * The fresh, positive entry under `key` as a HIT, counted as the stage counts one; undefined for anything
+ * else (absent, stale, a cached error, a store that cannot answer synchronously), which the stage itself
+ * then handles. The proxy's shortcut for a request it has seen before (proxy.service.ts).
+ */
+export function freshHitReader(
+  opts: CacheStageOptions,
+): ((key: CacheKey) => ProxyResponse | undefined) | undefined {
+  const { store, events } = opts;
+  const getSync = store.getSync?.bind(store);
+  if (!getSync) return undefined;
+  return (key) => {
+    const entry = getSync(key);
+    if (entry === undefined || entry.negative) return undefined;
+    const now = Date.now();
+    if (now >= entry.freshUntil) return undefined;
+    events.hit.inc();
+    return answerFrom(entry, 'HIT', now);
   };
 }
