@@ -159,6 +159,11 @@ export class ProxyService implements OnApplicationShutdown {
       : selectResponseFields(res, fields);
   }
 
+  /** The request spellings remembered for `route` (tests check that no consumer key ever becomes one). */
+  rememberedOf(route: RouteDefinition): string[] {
+    return [...(this.routes.get(route)?.seen?.keys() ?? [])];
+  }
+
   /**
    * Follows a gateway-signed link (README "Key custody"): checks the signature and expiry (403 otherwise),
    * then GETs the signed target from the upstream with our credential and streams the answer.

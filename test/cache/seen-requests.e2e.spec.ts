@@ -1,0 +1,88 @@
+import { ProxyService } from '../../src/proxy/proxy.service.js';
+import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
+import { testConsumer } from '../helpers/consumers.js';
+import { withGateway } from '../helpers/with-gateway.js';
+
+/**
+ * The hit shortcut (ProxyService.forward): a GET seen before goes straight to its remembered cache key. It
+ * must answer exactly what the full pipeline answers, step aside for everything but a fresh hit, and never
+ * remember a URL that carries a consumer key. The sandbox macro fake counts the vendor calls.
+ */
+describe('requests seen before', () => {
+  const consumer = testConsumer({ id: 'seen-requests' });
+  const gw = withGateway({ sandbox: true, consumers: [consumer] });
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    gw.request(path, consumer.key, { headers });
+  const vendorCalls = () => gw.sandbox.macro.requests.length;
+  let route: RouteDefinition;
+  const remembered = () => gw.app.get(ProxyService).rememberedOf(route);
+
+  beforeAll(() => {
+    route = gw.app
+      .get(ProxyService)
+      .upstream('macro')!
+      .def.routes.find((r) => r.id === 'macro.series.data')!;
+  });
+  beforeEach(() => gw.sandbox.macro.reset());
+
+  it('the second and later calls are HITs with the same bytes; the spelling is remembered once', async () => {
+    const path = '/macro/series/310902311/data?startDate=2020-01-01';
+    const first = await get(path);
+    expect(first.headers['x-cache']).toBe('MISS');
+    for (let i = 0; i < 3; i++) {
+      const again = await get(path);
+      expect(again.headers['x-cache']).toBe('HIT');
+      expect(again.text).toBe(first.text);
+    }
+    expect(vendorCalls()).toBe(1);
+    expect(remembered().filter((k) => k.startsWith('/macro/series/310902311/data'))).toHaveLength(1);
+  });
+
+  it('Cache-Control: no-cache still reaches the vendor', async () => {
+    const path = '/macro/series/310902312/data';
+    await get(path);
+    await get(path);
+    expect(vendorCalls()).toBe(1);
+    const fresh = await get(path, { 'cache-control': 'no-cache' });
+    expect(fresh.headers['x-cache']).toBe('MISS');
+    expect(vendorCalls()).toBe(2);
+  });
+
+  it('another Accept is another request: XML is not answered from the JSON entry', async () => {
+    const path = '/macro/series/310902313/data';
+    const json = await get(path);
+    const xml = await get(path, { accept: 'application/xml' });
+    expect(xml.headers['content-type']).toMatch(/xml/);
+    expect(xml.headers['x-cache']).toBe('MISS');
+    const xmlAgain = await get(path, { accept: 'application/xml' });
+    expect(xmlAgain.headers['x-cache']).toBe('HIT');
+    expect(xmlAgain.text).toBe(xml.text);
+    expect((await get(path)).text).toBe(json.text);
+    expect(vendorCalls()).toBe(2);
+  });
+
+  it('fields= on a remembered request selects from the whole cached answer every time', async () => {
+    const path = '/macro/series/310902314/data';
+    const whole = (await get(path)).json();
+    const picked = `${path}?fields=data[].id`;
+    const a = await get(picked);
+    const b = await get(picked);
+    expect(b.headers['x-cache']).toBe('HIT');
+    expect(a.json()).toEqual({ data: whole.data.map((d: { id: unknown }) => ({ id: d.id })) });
+    expect(b.text).toBe(a.text);
+    expect((await get(path)).json()).toEqual(whole);
+    expect(vendorCalls()).toBe(1);
+  });
+
+  it('a URL that carries the consumer key is answered but never remembered', async () => {
+    const path = `/macro/series/310902315/data?token=${encodeURIComponent(consumer.key)}`;
+    const first = await gw.request(path);
+    const second = await gw.request(path);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(second.headers['x-cache']).toBe('HIT');
+    expect(remembered().some((k) => k.includes('310902315'))).toBe(false);
+    expect(
+      remembered().some((k) => k.includes(consumer.key) || k.includes(encodeURIComponent(consumer.key))),
+    ).toBe(false);
+  });
+});
