@@ -210,7 +210,9 @@ describe('RequestLogger (the per-request line, fixed fields)', () => {
   it('writes the line pino would write for the same record, without pino serialising it', () => {
     const ours = sink();
     const theirs = sink();
-    new RequestLogger(createLogger({ level: 'info', destination: ours.stream })).write(record);
+    const rl = new RequestLogger(createLogger({ level: 'info', destination: ours.stream }));
+    rl.write(record);
+    rl.flush();
     createLogger({ level: 'info', destination: theirs.stream }).info(record, 'request');
     const [a] = ours.lines();
     const [b] = theirs.lines();
@@ -223,10 +225,28 @@ describe('RequestLogger (the per-request line, fixed fields)', () => {
     const out = sink();
     const logger = new RequestLogger(createLogger({ level: 'info', destination: out.stream }));
     logger.write({ reqId: 'r', method: 'GET', path: '/health/live', status: 200, ms: 0.4 });
+    logger.flush();
     expect(out.lines()[0]).toEqual(
       expect.objectContaining({ reqId: 'r', status: 200, ms: 0.4, msg: 'request', level: 'info' }),
     );
     expect(Object.keys(out.lines()[0])).not.toContain('consumer');
     expect(new RequestLogger(createLogger({ level: 'warn', destination: out.stream })).enabled).toBe(false);
+  });
+
+  it('hands the lines of one event-loop turn to the destination in one write, in order, by the next turn', async () => {
+    const out = sink();
+    const writes: string[] = [];
+    const write = out.stream.write.bind(out.stream);
+    out.stream.write = (s: string) => (writes.push(s), write(s));
+    const logger = new RequestLogger(createLogger({ level: 'info', destination: out.stream }));
+    for (let i = 0; i < 50; i++)
+      logger.write({ reqId: `r${i}`, method: 'GET', path: '/x', status: 200, ms: 1 });
+    expect(writes).toHaveLength(0);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(1);
+    expect(out.lines().map((l) => l.reqId)).toEqual(Array.from({ length: 50 }, (_, i) => `r${i}`));
+    logger.write({ reqId: 'later', method: 'GET', path: '/x', status: 200, ms: 1 });
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(2);
   });
 });
