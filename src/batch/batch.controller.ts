@@ -26,6 +26,7 @@ export class BatchController {
       requestId: String(req.id),
       acceptLanguage: typeof lang === 'string' ? lang : undefined,
       trace: req.trace,
+      consumer: req.consumer,
     });
     void reply
       .code(200)

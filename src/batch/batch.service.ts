@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { Consumer } from '../core/auth/consumer.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { buildEnvelope } from '../core/errors/error-envelope.js';
@@ -43,6 +44,8 @@ export interface BatchCaller {
   readonly acceptLanguage?: string;
   /** The batch request's trace: the items' vendor spans are its children. */
   readonly trace?: RequestTrace;
+  /** The consumer the batch request's guard found for `key`. */
+  readonly consumer?: Consumer;
 }
 
 const NOTE_HEADERS = ['content-type', 'x-cache', 'age', 'retry-after', 'x-request-id', 'content-language'];

@@ -4,7 +4,7 @@ import type { Consumer } from '../core/auth/consumer.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.js';
 import { pathIsSafe, UNSAFE_PATH_MESSAGE } from '../core/http/path-safety.js';
-import { fastifyQueryParser, rawQueryOf } from '../core/http/query-string.js';
+import { fastifyQueryParser, queryFromPairs, rawQueryOf } from '../core/http/query-string.js';
 import { untracedContext } from '../core/tracing/trace-context.js';
 import { RequestObserver } from '../metrics/request-observer.js';
 import { ProxyRoutes, routeUrlOf, type PreparedRoute } from '../proxy/proxy-routes.js';
@@ -58,8 +58,8 @@ export class DirectRouteCaller implements RouteCaller {
       method: 'GET',
       url: call.url,
       headers,
-      query: fastifyQueryParser(rawQueryOf(call.url)),
-      params: prepared ? this.paramsOf(call.route, path) : undefined,
+      query: call.query ? queryFromPairs(call.query) : fastifyQueryParser(rawQueryOf(call.url)),
+      params: call.params ?? (prepared ? this.paramsOf(call.route, path) : undefined),
       body: undefined,
       trace: caller.trace ?? untracedContext(undefined, undefined),
       routeOptions: {
@@ -88,7 +88,7 @@ export class DirectRouteCaller implements RouteCaller {
       if (!prepared) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
       if (!pathIsSafe(req.url))
         throw new GatewayError('VALIDATION_FAILED', { parameter: 'path', message: UNSAFE_PATH_MESSAGE });
-      let consumer = this.consumers.get(caller);
+      let consumer = caller.consumer ?? this.consumers.get(caller);
       if (consumer === undefined) {
         consumer = this.routes.authenticate(caller.key);
         this.consumers.set(caller, consumer);

@@ -1,3 +1,5 @@
+import type { Consumer } from '../core/auth/consumer.js';
+import type { QueryPairs } from '../core/http/query-string.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 import type { RouteDefinition } from '../proxy/pipeline.types.js';
 
@@ -9,6 +11,8 @@ export interface RouteCallerIdentity {
   readonly acceptLanguage?: string;
   /** The outer call's trace: inner calls' vendor spans are its children. */
   readonly trace?: RequestTrace;
+  /** The consumer the outer call's guard found for `key` (then not looked up again). */
+  readonly consumer?: Consumer;
 }
 
 /** One GET of a proxy route, already resolved and checked (`architecture` §13: internal sub-requests). */
@@ -16,6 +20,9 @@ export interface RouteCall {
   readonly route: RouteDefinition;
   /** Canonical gateway URL with its query, e.g. `/macro/feeds?limit=2`; never a path as a caller wrote it. */
   readonly url: string;
+  /** The URL's path parameters and query, when the caller built the URL from them (not read back from it). */
+  readonly params?: Readonly<Record<string, string>>;
+  readonly query?: QueryPairs;
   readonly requestId: string;
   readonly accept?: string;
   readonly acceptLanguage?: string;

@@ -74,8 +74,12 @@ function templateOf(part: ViewPart): ReadonlyArray<string | { param: string }> {
 }
 
 /** The gateway URL of a part, or the reference it is missing. */
-function partUrl(part: ViewPart, ctx: TemplateContext): { url: string } | { missing: string } {
+function partUrl(
+  part: ViewPart,
+  ctx: TemplateContext,
+): { url: string; params: Record<string, string>; query: QueryPairs } | { missing: string } {
   let path = '';
+  const params: Record<string, string> = {};
   for (const piece of templateOf(part)) {
     if (typeof piece === 'string') {
       path += piece;
@@ -85,6 +89,7 @@ function partUrl(part: ViewPart, ctx: TemplateContext): { url: string } | { miss
     if (!r.ok) return { missing: r.missing };
     if (r.value === undefined || Array.isArray(r.value) || r.value === '')
       return { missing: `path parameter "${piece.param}"` };
+    params[piece.param] = r.value as string;
     path += encodeURIComponent(r.value as string);
   }
   const pairs: QueryPairs = [];
@@ -98,7 +103,8 @@ function partUrl(part: ViewPart, ctx: TemplateContext): { url: string } | { miss
     } else pairs.push([name, r.value as string]);
   }
   const q = stringifyQuery(pairs);
-  return { url: `/${part.prefix}${path}${q ? `?${q}` : ''}` };
+  // The parameters and pairs go along: the call need not read them back from the URL.
+  return { url: `/${part.prefix}${path}${q ? `?${q}` : ''}`, params, query: pairs };
 }
 
 /**
@@ -173,6 +179,8 @@ export async function runView(caller: RouteCaller, input: ViewRunInput): Promise
     const res = await caller.call(input.caller, {
       route: part.route,
       url: target.url,
+      params: target.params,
+      query: target.query,
       requestId: partRequestId,
     });
     const type = header(res, 'content-type') ?? '';

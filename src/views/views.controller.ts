@@ -44,7 +44,12 @@ export class ViewsController {
     const result = await this.views.run({
       name,
       query: queryPairsOf(req),
-      caller: { key, ...(typeof lang === 'string' ? { acceptLanguage: lang } : {}), trace: req.trace },
+      caller: {
+        key,
+        ...(typeof lang === 'string' ? { acceptLanguage: lang } : {}),
+        trace: req.trace,
+        consumer: req.consumer,
+      },
       requestId: String(req.id),
       ...(typeof inm === 'string' ? { ifNoneMatch: inm } : {}),
     });

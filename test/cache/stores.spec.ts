@@ -30,6 +30,16 @@ describe('ByteLruStore', () => {
     expect(lru.keys()).toEqual(['a', 'c']);
   });
 
+  it('a hot key moves to the back at most once a second (recency to the second: no Map churn per hit)', async () => {
+    const lru = store(1_000);
+    await lru.set('a', sized(200));
+    await lru.set('b', sized(200));
+    await lru.get('a'); // first read: moves
+    await lru.get('b'); // first read: moves
+    await lru.get('a'); // read again within the second: stays where it is
+    expect(lru.keys()).toEqual(['a', 'b']);
+  });
+
   it('refuses a value larger than the whole cap, and replacing a key frees its old bytes', async () => {
     const lru = store(1_000);
     expect(await lru.set('huge', sized(5_000))).toBe(false);

@@ -85,7 +85,11 @@ interface ParsedQuery extends Record<string, string | string[]> {
  * (non-enumerable) so the query is parsed once per request.
  */
 export function fastifyQueryParser(qs: string): Record<string, unknown> {
-  const pairs = parseQuery(qs);
+  return queryFromPairs(parseQuery(qs));
+}
+
+/** The object `fastifyQueryParser` makes, from pairs already at hand (an in-process call built them). */
+export function queryFromPairs(pairs: QueryPairs): Record<string, unknown> {
   const obj = toQueryObject(pairs) as ParsedQuery;
   Object.defineProperty(obj, PAIRS, { value: pairs, enumerable: false });
   return obj;

@@ -4,7 +4,12 @@ import type { KeyvStoreAdapter, StoredData } from 'keyv';
 interface Slot {
   data: unknown;
   bytes: number;
+  /** When the slot last moved to the back (ms): a hot key moves at most once a second, not on every read. */
+  touchedAt: number;
 }
+
+/** How often a read may move a slot to the back: recency to the second is plenty for eviction order. */
+const TOUCH_EVERY_MS = 1000;
 
 export interface ByteLruOptions {
   /** Total bytes the store may hold (0 = store nothing). */
@@ -58,8 +63,12 @@ export class ByteLruStore extends EventEmitter implements KeyvStoreAdapter {
     const slot = this.map.get(key);
     if (slot === undefined) return undefined;
     // Move to the back: most recently used.
-    this.map.delete(key);
-    this.map.set(key, slot);
+    const now = performance.now();
+    if (now - slot.touchedAt >= TOUCH_EVERY_MS) {
+      slot.touchedAt = now;
+      this.map.delete(key);
+      this.map.set(key, slot);
+    }
     return slot.data;
   }
 
@@ -67,7 +76,8 @@ export class ByteLruStore extends EventEmitter implements KeyvStoreAdapter {
     const bytes = this.options.sizeOf(data) + key.length * 2 + SLOT_OVERHEAD;
     this.remove(key);
     if (bytes > this.options.maxBytes) return false;
-    this.map.set(key, { data, bytes });
+    // Never touched: its first read moves it, as a strict LRU would.
+    this.map.set(key, { data, bytes, touchedAt: -Infinity });
     this.used += bytes;
     while (this.used > this.options.maxBytes) {
       const oldest = this.map.keys().next();
