@@ -233,6 +233,15 @@ describe('RequestLogger (the per-request line, fixed fields)', () => {
     expect(new RequestLogger(createLogger({ level: 'warn', destination: out.stream })).enabled).toBe(false);
   });
 
+  it('escapes what needs escaping and quotes plain text as it stands', () => {
+    const out = sink();
+    const logger = new RequestLogger(createLogger({ level: 'info', destination: out.stream }));
+    const paths = ['/plain/path-1.2:3', '/q"uote', '/back\\slash', '/ctl\u0001\n', '/ünï/😀', '/\u2028'];
+    for (const path of paths) logger.write({ reqId: 'r', method: 'GET', path, status: 200, ms: 1 });
+    logger.flush();
+    expect(out.lines().map((l) => l.path)).toEqual(paths);
+  });
+
   it('hands the lines of one event-loop turn to the destination in one write, in order, by the next turn', async () => {
     const out = sink();
     const writes: string[] = [];

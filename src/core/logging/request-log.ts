@@ -98,18 +98,18 @@ export class RequestLogger implements OnApplicationShutdown {
       return;
     }
     let line = (level === 'info' ? '{"level":"info"' : '{"level":"debug"') + p.time() + p.bindings;
-    line += ',"reqId":' + JSON.stringify(record.reqId);
-    line += ',"method":' + JSON.stringify(record.method);
-    line += ',"path":' + JSON.stringify(record.path);
-    if (record.route !== undefined) line += ',"route":' + JSON.stringify(record.route);
-    if (record.upstream !== undefined) line += ',"upstream":' + JSON.stringify(record.upstream);
-    if (record.consumer !== undefined) line += ',"consumer":' + JSON.stringify(record.consumer);
+    line += ',"reqId":' + str(record.reqId);
+    line += ',"method":' + str(record.method);
+    line += ',"path":' + str(record.path);
+    if (record.route !== undefined) line += ',"route":' + str(record.route);
+    if (record.upstream !== undefined) line += ',"upstream":' + str(record.upstream);
+    if (record.consumer !== undefined) line += ',"consumer":' + str(record.consumer);
     line += ',"status":' + record.status;
-    if (record.cache !== undefined) line += ',"cache":' + JSON.stringify(record.cache);
+    if (record.cache !== undefined) line += ',"cache":' + str(record.cache);
     if (record.upstreamMs !== undefined) line += ',"upstreamMs":' + finite(record.upstreamMs);
     line += ',"ms":' + finite(record.ms);
     // From X-Forwarded-For when a trusted proxy sent it: escaped like any client-controlled text.
-    if (record.client !== undefined) line += ',"client":' + JSON.stringify(record.client);
+    if (record.client !== undefined) line += ',"client":' + str(record.client);
     if (record.traceId !== undefined) line += ',"traceId":"' + record.traceId + '"';
     line += ',"msg":"request"}\n';
     this.pending.push(line);
@@ -118,6 +118,14 @@ export class RequestLogger implements OnApplicationShutdown {
       setImmediate(this.flush);
     }
   }
+}
+
+/** Printable ASCII without `"` or `\\`: a JSON string as it stands. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** A JSON string: quoted as is when nothing needs escaping (ids, routes, paths), else JSON.stringify. */
+function str(s: string): string {
+  return PLAIN.test(s) ? '"' + s + '"' : JSON.stringify(s);
 }
 
 function finite(n: number): string {
