@@ -14,7 +14,7 @@ import { prettyDestination } from './core/logging/pretty-destination.js';
 import { DEMO_CONSUMER_ID, demoConsumer, sandboxKey } from './sandbox/demo-consumer.js';
 import { sandboxBanner } from './sandbox/sandbox-banner.js';
 import { sandboxEnv } from './sandbox-env.js';
-import { startSandbox, type Sandbox } from './sandbox/start-sandbox.js';
+import type { Sandbox } from './sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
 import { ViewsFileError } from './views/views-file.js';
 
@@ -30,6 +30,8 @@ async function bootstrap(): Promise<void> {
   const sandboxed = mode === 'on' ? [...UPSTREAM_NAMES] : mode === 'auto' && bare ? missing : [];
   if (sandboxed.length > 0) {
     // Sandbox mode: the built-in fakes play the vendors on loopback.
+    // Loaded only here: a gateway with real upstreams never holds the fakes and their data in memory.
+    const { startSandbox } = await import('./sandbox/start-sandbox.js');
     sandbox = await startSandbox();
     for (const name of sandboxed) Object.assign(env, sandboxEnv(sandbox, name));
   }

@@ -7,14 +7,17 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
 
 export { REDIS_CLIENT } from '../core/ports/redis.port.js';
 
 export function createRedisClient(url: string): Redis {
-  return new Redis(url, {
+  // Loaded on first use: a gateway without REDIS_URL never holds the client library in memory.
+  const { Redis: RedisClass } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  return new RedisClass(url, {
     // Short timeouts and no offline queue: a slow or absent Redis must fail a call fast, never stall a request.
     connectTimeout: 1000,
     commandTimeout: 250,

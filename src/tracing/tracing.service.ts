@@ -8,10 +8,8 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { createRequire } from 'node:module';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
@@ -77,6 +75,25 @@ class RecordedTrace implements SpanStarter {
  * `OTEL_EXPORTER_OTLP_ENDPOINT` set, spans (the request, cache lookup, budget wait, each vendor attempt) go
  * to that collector over OTLP/HTTP in batches; unset, no SDK object is created and no span recorded.
  */
+type TracingSdk = typeof import('@opentelemetry/sdk-trace-base') &
+  typeof import('@opentelemetry/exporter-trace-otlp-http') &
+  typeof import('@opentelemetry/resources') &
+  typeof import('@opentelemetry/semantic-conventions');
+
+/**
+ * The OpenTelemetry SDK and exporter, loaded only when spans are exported (ATRIUM_TRACING_ENDPOINT): about
+ * 10 MB of resident memory a gateway without export does not carry. Propagation needs only the API.
+ */
+function loadTracingSdk(): TracingSdk {
+  const require = createRequire(import.meta.url);
+  return {
+    ...(require('@opentelemetry/sdk-trace-base') as object),
+    ...(require('@opentelemetry/exporter-trace-otlp-http') as object),
+    ...(require('@opentelemetry/resources') as object),
+    ...(require('@opentelemetry/semantic-conventions') as object),
+  } as TracingSdk;
+}
+
 @Injectable()
 export class TracingService implements TracingStages, BeforeApplicationShutdown {
   private readonly logger = new Logger('Tracing');
@@ -87,10 +104,11 @@ export class TracingService implements TracingStages, BeforeApplicationShutdown 
   constructor(@Inject(ATRIUM_CONFIG) config: AtriumConfig) {
     const t = config.tracing;
     if (!t) return;
-    const exporter = new OTLPTraceExporter({ url: `${t.endpoint}/v1/traces` });
-    this.provider = new BasicTracerProvider({
-      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: t.serviceName }),
-      spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
+    const sdk = loadTracingSdk();
+    const exporter = new sdk.OTLPTraceExporter({ url: `${t.endpoint}/v1/traces` });
+    this.provider = new sdk.BasicTracerProvider({
+      resource: sdk.resourceFromAttributes({ [sdk.ATTR_SERVICE_NAME]: t.serviceName }),
+      spanProcessors: [new sdk.BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
     });
     this.tracer = this.provider.getTracer('atrium');
     this.logger.log(`exporting spans to ${t.endpoint}/v1/traces as ${t.serviceName}`);
