@@ -6,6 +6,7 @@ import {
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
+import { drainAfterEarlyAnswer } from '../http/early-answer-drain.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AllowedMethods } from '../http/allowed-methods.js';
 import { wantsXml } from '../http/negotiation.js';
@@ -108,6 +109,14 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     const ext = this.shapes.forUrl(req.url);
     if (ext) Object.assign(envelope, ext.extend(err));
     if (reply.sent) return;
+    const raw = req.raw as FastifyRequest['raw'] | undefined;
+    if (raw && !raw.complete) {
+      // Answered before the body was read (413 over the limit, a refusal in onRequest): Fastify would close
+      // at once and reset a client still writing. The rest is read and dropped instead, within bounds, so
+      // the client sees this answer and the connection may stay open.
+      reply.removeHeader('connection');
+      drainAfterEarlyAnswer(raw);
+    }
     reply.status(err.status);
     if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
     if (allow) reply.header('allow', allow.join(', '));
