@@ -18,8 +18,8 @@ function refuse(parameter: string, message: string): GatewayError {
 }
 
 /**
- * Reads an item path once, strictly. `fastify.inject` resolves a path as a URL (WHATWG: `\` is `/`, `.`,
- * `..`, `%2e%2e` segments are resolved away) and the router then percent-decodes it: `/macro/../metrics`
+ * Reads an item path once, strictly. An HTTP client or router resolves a path as a URL (WHATWG: `\` is
+ * `/`, `.`, `..`, `%2e%2e` segments are resolved away) and then percent-decodes it: `/macro/../metrics`
  * would run `/metrics`. So anything those steps would rewrite is refused here, per item and before anything
  * runs — dot segments in any encoding, backslashes, encoded separators, NULs, a `#`, invalid
  * percent-encoding — and what is left is the list of segments the router would see. The batch then runs

@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
-import { CONSUMER_KEY_QUERY_PARAMS } from '../core/auth/consumer.js';
+import { isConsumerKeyParam } from '../core/auth/consumer.js';
 import type { FieldSelection } from '../core/http/field-selection.js';
-import { paramNameMatcher } from '../core/http/param-name.js';
 import { parseQuery, queryPairsOf } from '../core/http/query-string.js';
 import type { CacheKey } from './cache/cache-key.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
@@ -12,7 +11,13 @@ import { LINK_SIGNER, type LinkSigner } from './links/link-signer.js';
 import { TRACING_STAGES, USAGE_STAGES, type TracingStages, type UsageStages } from './pipeline-extensions.js';
 import { buildPipelines, type PipelineParts } from './pipeline.js';
 import type { Answer, Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
-import { buildProxyRequest, compileRoute, type CompiledRoute } from './request-builder.js';
+import {
+  buildProxyRequest,
+  compileRoute,
+  header,
+  wantsNoCache,
+  type CompiledRoute,
+} from './request-builder.js';
 import { ResponseCache } from './response-cache.service.js';
 import { selectResponseFields, takeFieldSelection } from './response-fields.js';
 import { UndiciTransport } from './transport/undici.transport.js';
@@ -43,17 +48,10 @@ interface ForwardRoute extends CompiledRoute {
 
 const MAX_SEEN = 2048;
 const MAX_SEEN_KEY = 1024;
-const NO_CACHE = /(^|,)\s*no-cache\s*(,|$)/i;
-const isConsumerKeyParam = paramNameMatcher(CONSUMER_KEY_QUERY_PARAMS);
-
-function headerOf(req: FastifyRequest, name: string): string {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v.join(', ') : (v ?? '');
-}
 
 /** What a GET's upstream request and cache key follow from: its URL and the two negotiated headers. */
 function seenKeyOf(req: FastifyRequest): string | undefined {
-  const key = req.url + '\n' + headerOf(req, 'accept') + '\n' + headerOf(req, 'accept-language');
+  const key = req.url + '\n' + (header(req, 'accept') ?? '') + '\n' + (header(req, 'accept-language') ?? '');
   return key.length <= MAX_SEEN_KEY ? key : undefined;
 }
 
@@ -141,7 +139,7 @@ export class ProxyService implements OnApplicationShutdown {
     const seenAs = compiled.seen && !req.trace?.spans ? seenKeyOf(req) : undefined;
     if (seenAs !== undefined) {
       const seen = compiled.seen!.get(seenAs);
-      if (seen !== undefined && !NO_CACHE.test(headerOf(req, 'cache-control'))) {
+      if (seen !== undefined && !wantsNoCache(req)) {
         const res = compiled.freshHit!(seen.key);
         if (res) return seen.fields ? selectResponseFields(res, seen.fields) : res;
       }

@@ -57,12 +57,18 @@ export function checkPathParam(name: string, value: unknown): string {
   return value;
 }
 
-function header(req: FastifyRequest, name: string): string | undefined {
+/** A request header as one string (repeated headers joined). */
+export function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
 const NO_CACHE = /(^|,)\s*no-cache\s*(,|$)/i;
+
+/** `Cache-Control: no-cache` from the consumer. */
+export function wantsNoCache(req: FastifyRequest): boolean {
+  return NO_CACHE.test(header(req, 'cache-control') ?? '');
+}
 
 /** Builds the pipeline request from the Fastify request: the only place that reads consumer input. */
 export function buildProxyRequest(
@@ -162,7 +168,7 @@ export function buildProxyRequest(
     lang,
     credentialId: def.credentials.id,
     deadline: Date.now() + def.timeoutMs,
-    noCache: NO_CACHE.test(header(req, 'cache-control') ?? ''),
+    noCache: wantsNoCache(req),
     weight: consumer.weight,
     trace: req.trace,
   };

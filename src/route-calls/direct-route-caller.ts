@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Consumer } from '../core/auth/consumer.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
@@ -38,7 +38,7 @@ export class DirectRouteCaller implements RouteCaller {
 
   constructor(
     private readonly routes: ProxyRoutes,
-    @Inject(GatewayExceptionFilter) private readonly filter: GatewayExceptionFilter,
+    private readonly filter: GatewayExceptionFilter,
     private readonly observer: RequestObserver,
     private readonly usage: UsageService,
   ) {}

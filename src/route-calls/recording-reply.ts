@@ -45,10 +45,6 @@ export class RecordingReply {
     return this.headers[name.toLowerCase()];
   }
 
-  hasHeader(name: string): boolean {
-    return name.toLowerCase() in this.headers;
-  }
-
   removeHeader(name: string): this {
     delete this.headers[name.toLowerCase()];
     return this;

@@ -41,9 +41,8 @@ export interface RouteCallResult {
 
 /**
  * The port batch items and view parts go through: one GET as the calling consumer, through exactly what a
- * direct call runs through (guard, permission, quota, validation, pipeline, error envelope). The adapter in
- * use runs the proxy route's steps in process (direct-route-caller.ts); the first one, which injects a whole
- * request into the gateway's own Fastify instance, stays as the reference (inject-route-caller.ts).
+ * direct call runs through (guard, permission, quota, validation, pipeline, error envelope). The adapter
+ * runs the proxy route's steps in process (direct-route-caller.ts).
  */
 export interface RouteCaller {
   call(caller: RouteCallerIdentity, call: RouteCall): Promise<RouteCallResult>;

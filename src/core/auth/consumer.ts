@@ -1,3 +1,5 @@
+import { paramNameMatcher } from '../http/param-name.js';
+
 /** One of a consumer's keys: only its SHA-256 digest is kept. Several live at once during a rotation. */
 export interface ConsumerKey {
   /** Short public name of the key (admin API, console, audit lines); never derived reversibly from it. */
@@ -49,3 +51,6 @@ export const CONSUMER_KEY_HEADERS = ['x-api-key', 'authorization'] as const;
  * vendor may read as one of them (`normalizeParamName`), so each position the guard reads is also stripped.
  */
 export const CONSUMER_KEY_QUERY_PARAMS = ['token', 'sessionId'] as const;
+
+/** Whether a query parameter name is a consumer key position (`token`, `sessionId`, as normalizeParamName reads them). */
+export const isConsumerKeyParam = paramNameMatcher(CONSUMER_KEY_QUERY_PARAMS);

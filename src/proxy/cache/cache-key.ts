@@ -1,7 +1,6 @@
 import { hash as digest } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
-import { CONSUMER_KEY_QUERY_PARAMS } from '../../core/auth/consumer.js';
-import { paramNameMatcher } from '../../core/http/param-name.js';
+import { isConsumerKeyParam } from '../../core/auth/consumer.js';
 import { baseName, type QueryPairs } from '../../core/http/query-string.js';
 import type { ProxyRequest, RouteDefinition } from '../pipeline.types.js';
 
@@ -51,7 +50,6 @@ export function keyRulesOf(route: RouteDefinition): KeyRules {
 
 // As the credentials stage strips them: a parameter the upstream never receives neither varies the answer
 // nor, as it may hold a key, belongs in a cache key.
-const isCredential = paramNameMatcher(CONSUMER_KEY_QUERY_PARAMS);
 /** Upstream-bound headers that cannot change an answer: per-request tracing. */
 const NOT_IN_KEY: ReadonlySet<string> = new Set(['x-request-id']);
 const BOOLEAN_WORD = /^(true|false)$/i;
@@ -68,7 +66,7 @@ export function canonicalQuery(pairs: QueryPairs, rules: KeyRules = NO_RULES): s
   const items: Array<[string, string]> = [];
   for (const [k, v] of pairs) {
     const base = baseName(k);
-    if (isCredential(k)) continue;
+    if (isConsumerKeyParam(k)) continue;
     if (rules.lists.has(base)) {
       for (const part of v.split(',')) items.push([base, part.trim()]);
       continue;
