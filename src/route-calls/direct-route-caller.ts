@@ -43,7 +43,7 @@ export class DirectRouteCaller implements RouteCaller {
     private readonly usage: UsageService,
   ) {}
 
-  call(caller: RouteCallerIdentity, call: RouteCall): Promise<RouteCallResult> {
+  call(caller: RouteCallerIdentity, call: RouteCall): RouteCallResult | Promise<RouteCallResult> {
     const reply = new RecordingReply();
     reply.header('x-request-id', call.requestId);
     const headers: Record<string, string> = { accept: call.accept ?? 'application/json' };
@@ -70,12 +70,16 @@ export class DirectRouteCaller implements RouteCaller {
     const out = reply as unknown as FastifyReply;
 
     this.run(prepared, caller, req, out);
+    // A cache hit has answered already: no promise layer. Anything else is counted when it answers.
+    if (reply.answer) return this.finish(req, reply, reply.answer);
     // No abort: the outer call's deadline ends its wait (a race); the part finishes and is counted.
-    return reply.done.then((res) => {
-      this.observer.observe(req, reply, 'debug');
-      this.usage.count(req, reply);
-      return res;
-    });
+    return reply.done.then((res) => this.finish(req, reply, res));
+  }
+
+  private finish(req: FastifyRequest, reply: RecordingReply, res: RouteCallResult): RouteCallResult {
+    this.observer.observe(req, reply, 'debug');
+    this.usage.count(req, reply);
+    return res;
   }
 
   private run(

@@ -6,19 +6,27 @@ type HeaderValue = string | string[] | number;
 /**
  * What an in-process route call answers into: the part of Fastify's reply that the proxy route, the quota,
  * the exception filter and the response hooks use (status, headers, one send), recorded instead of written
- * to a socket. `done` settles once, with the answer as a direct call would have received it.
+ * to a socket. `answer` is the answer as a direct call would have received it, once sent; `done` settles
+ * with it (made only when someone waits: a cache hit is answered before the call returns).
  */
 export class RecordingReply {
   statusCode = 200;
   sent = false;
-  readonly done: Promise<RouteCallResult>;
+  /** Set once the answer is complete. */
+  answer?: RouteCallResult;
   private readonly headers: Record<string, HeaderValue> = {};
   private readonly started = performance.now();
   private finishedAt?: number;
-  private settle!: (r: RouteCallResult) => void;
+  private waiting?: Promise<RouteCallResult>;
+  private settle?: (r: RouteCallResult) => void;
 
-  constructor() {
-    this.done = new Promise((resolve) => (this.settle = resolve));
+  /** Settles with the answer (at once if it is already complete). */
+  get done(): Promise<RouteCallResult> {
+    if (!this.waiting)
+      this.waiting = this.answer
+        ? Promise.resolve(this.answer)
+        : new Promise((resolve) => (this.settle = resolve));
+    return this.waiting;
   }
 
   /** Milliseconds from the call's start to its answer (Fastify's `reply.elapsedTime`). */
@@ -79,6 +87,7 @@ export class RecordingReply {
     const headers = this.headers;
     if (!('content-length' in headers) && !('transfer-encoding' in headers))
       headers['content-length'] = body.length;
-    this.settle({ status: this.statusCode, headers, body });
+    this.answer = { status: this.statusCode, headers, body };
+    this.settle?.(this.answer);
   }
 }

@@ -45,7 +45,8 @@ export interface RouteCallResult {
  * runs the proxy route's steps in process (direct-route-caller.ts).
  */
 export interface RouteCaller {
-  call(caller: RouteCallerIdentity, call: RouteCall): Promise<RouteCallResult>;
+  /** The answer, at once when it is known at once (a cache hit), else when it comes. */
+  call(caller: RouteCallerIdentity, call: RouteCall): RouteCallResult | Promise<RouteCallResult>;
 }
 
 export const ROUTE_CALLER = Symbol('RouteCaller');

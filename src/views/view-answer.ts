@@ -107,7 +107,7 @@ export function composeAnswer(view: ViewDefinition, run: ViewRun, fields?: Field
       digests += name + ':' + t.digest + ',';
     }
     dataText += '}';
-    etag = etagOf(digests, complete);
+    etag = etagOfDigests(digests, complete);
   }
   const body = `{"data":${dataText},"parts":${JSON.stringify(parts)},"complete":${complete}}`;
   return { status: 200, body, complete, etag };
@@ -123,6 +123,21 @@ export function etagOf(dataText: string, complete: boolean): string {
     .update(complete ? '1' : '0')
     .digest('base64url');
   return `"${digest.slice(0, 32)}"`;
+}
+
+/** ETags by the parts' digests: a view polled while its parts stay the same hashes once (bounded). */
+const etags = new Map<string, string>();
+const MAX_ETAGS = 1024;
+
+function etagOfDigests(digests: string, complete: boolean): string {
+  const key = complete ? digests : digests + '\u0000partial';
+  let etag = etags.get(key);
+  if (etag === undefined) {
+    etag = etagOf(digests, complete);
+    if (etags.size >= MAX_ETAGS) etags.delete(etags.keys().next().value as string);
+    etags.set(key, etag);
+  }
+  return etag;
 }
 
 /** Whether `If-None-Match` names this ETag (weak comparison, lists and `*` included). */

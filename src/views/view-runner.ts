@@ -133,23 +133,77 @@ function deepFreeze(value: unknown): unknown {
   return value;
 }
 
+/** A view's parts in an order where every part comes after those it reads (by step; computed once). */
+const orders = new WeakMap<ViewDefinition, ReadonlyArray<readonly [ViewPart, number]>>();
+
+function orderOf(view: ViewDefinition): ReadonlyArray<readonly [ViewPart, number]> {
+  let o = orders.get(view);
+  if (!o) {
+    o = [...view.parts.entries()].map(([i, p]) => [p, i] as const).sort((a, b) => a[0].step - b[0].step);
+    orders.set(view, o);
+  }
+  return o;
+}
+
+function outcomeOf(
+  part: ViewPart,
+  res: RouteCallResult,
+  partRequestId: string,
+  partStarted: number,
+): PartOutcome {
+  const type = header(res, 'content-type') ?? '';
+  const body = JSON_TYPE.test(type) && res.body.length > 0 ? jsonOf(res.body) : undefined;
+  const cache = header(res, 'x-cache');
+  const age = header(res, 'age');
+  const common = {
+    status: res.status,
+    ...(cache ? { cache } : {}),
+    ...(age !== undefined && /^\d+$/.test(age) ? { ageSeconds: Number(age) } : {}),
+    durationMs: Math.round(performance.now() - partStarted),
+  };
+  if (res.status === 200 && body !== undefined)
+    return { name: part.name, ...common, body, result: cache ?? 'BYPASS' };
+  const envelope =
+    typeof body === 'object' && body !== null && 'error' in body
+      ? (body as ErrorEnvelope)
+      : buildEnvelope(
+          new GatewayError(res.status === 200 ? 'UPSTREAM_ERROR' : 'INTERNAL', {
+            message: 'The part answered something other than JSON.',
+          }),
+          partRequestId,
+        );
+  const retryAfter = header(res, 'retry-after');
+  return {
+    name: part.name,
+    ...common,
+    status: res.status === 200 ? 502 : res.status,
+    envelope,
+    ...(retryAfter ? { retryAfter } : {}),
+    result: 'error',
+  };
+}
+
 /**
  * Runs a view's parts through the RouteCaller as the calling consumer: every part starts as soon as the
  * parts it reads have answered (parts without inputs at once, in parallel), all under one deadline. A part
- * whose input part failed, or whose input value is absent, does not run.
+ * whose input part failed, or whose input value is absent, does not run. When every part answers at once
+ * (cache hits), so does the view: no promise, no timer.
  */
-export async function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewRun> {
+export function runView(caller: RouteCaller, input: ViewRunInput): ViewRun | Promise<ViewRun> {
   const { view, requestId } = input;
   // Set at the deadline: parts not yet started do not start (no AbortController: nothing listens to it).
-  const abort = { signal: { aborted: false } };
+  let aborted = false;
   const outcomes = new Map<string, PartOutcome>();
   const answers: Record<string, unknown> = {};
   const ctx: TemplateContext = { params: input.params, parts: answers };
-  const running = new Map<string, Promise<PartOutcome>>();
+  const running = new Map<string, PartOutcome | Promise<PartOutcome>>();
   const started = performance.now();
 
-  const runPart = async (part: ViewPart, i: number): Promise<PartOutcome> => {
-    const deps = await Promise.all(part.dependsOn.map((d) => running.get(d)!));
+  const runPart = (
+    part: ViewPart,
+    i: number,
+    deps: readonly PartOutcome[],
+  ): PartOutcome | Promise<PartOutcome> => {
     const partStarted = performance.now();
     const partRequestId = `${requestId.slice(0, 120)}:${i}`;
     const failed = deps.find((d) => d.status !== 200);
@@ -174,80 +228,83 @@ export async function runView(caller: RouteCaller, input: ViewRunInput): Promise
         partStarted,
         'skipped',
       );
-    if (abort.signal.aborted)
+    if (aborted)
       return madeError(new GatewayError('UPSTREAM_TIMEOUT'), partRequestId, partStarted, 'timeout');
-    const res = await caller.call(input.caller, {
+    const res = caller.call(input.caller, {
       route: part.route,
       url: target.url,
       params: target.params,
       query: target.query,
       requestId: partRequestId,
     });
-    const type = header(res, 'content-type') ?? '';
-    const body = JSON_TYPE.test(type) && res.body.length > 0 ? jsonOf(res.body) : undefined;
-    const cache = header(res, 'x-cache');
-    const age = header(res, 'age');
-    const common = {
-      status: res.status,
-      ...(cache ? { cache } : {}),
-      ...(age !== undefined && /^\d+$/.test(age) ? { ageSeconds: Number(age) } : {}),
-      durationMs: Math.round(performance.now() - partStarted),
-    };
-    if (res.status === 200 && body !== undefined) {
-      answers[part.name] = body;
-      return { name: part.name, ...common, body, result: cache ?? 'BYPASS' };
-    }
-    const envelope =
-      typeof body === 'object' && body !== null && 'error' in body
-        ? (body as ErrorEnvelope)
-        : buildEnvelope(
-            new GatewayError(res.status === 200 ? 'UPSTREAM_ERROR' : 'INTERNAL', {
-              message: 'The part answered something other than JSON.',
-            }),
-            partRequestId,
-          );
-    const retryAfter = header(res, 'retry-after');
-    return {
-      name: part.name,
-      ...common,
-      status: res.status === 200 ? 502 : res.status,
-      envelope,
-      ...(retryAfter ? { retryAfter } : {}),
-      result: 'error',
-    };
+    return res instanceof Promise
+      ? res.then((r) => outcomeOf(part, r, partRequestId, partStarted))
+      : outcomeOf(part, res, partRequestId, partStarted);
   };
 
-  for (const [i, part] of view.parts.entries()) {
-    // Parts are declared in any order; a part waits on the promises of those it reads, which exist once all
-    // are created, so creation is deferred a tick.
-    running.set(
-      part.name,
-      Promise.resolve().then(async () => {
-        try {
-          const o = await runPart(part, i);
-          const named = { ...o, name: part.name };
-          if (!abort.signal.aborted) outcomes.set(part.name, named);
-          return named;
-        } catch (e) {
-          const err = abort.signal.aborted
-            ? new GatewayError('UPSTREAM_TIMEOUT')
-            : new GatewayError('INTERNAL', { cause: e });
-          return {
-            ...madeError(err, requestId, started, abort.signal.aborted ? 'timeout' : 'error'),
-            name: part.name,
-          };
-        }
-      }),
-    );
+  const failedOutcome = (part: ViewPart, e: unknown): PartOutcome => {
+    const err = aborted ? new GatewayError('UPSTREAM_TIMEOUT') : new GatewayError('INTERNAL', { cause: e });
+    return { ...madeError(err, requestId, started, aborted ? 'timeout' : 'error'), name: part.name };
+  };
+  const ended = (part: ViewPart, o: PartOutcome): PartOutcome => {
+    const named = o.name === part.name ? o : { ...o, name: part.name };
+    if (!aborted) {
+      outcomes.set(part.name, named);
+      if (named.status === 200 && named.body !== undefined) answers[part.name] = named.body;
+    }
+    return named;
+  };
+  const start = (
+    part: ViewPart,
+    i: number,
+    deps: readonly PartOutcome[],
+  ): PartOutcome | Promise<PartOutcome> => {
+    let o: PartOutcome | Promise<PartOutcome>;
+    try {
+      o = runPart(part, i, deps);
+    } catch (e) {
+      return failedOutcome(part, e);
+    }
+    return o instanceof Promise
+      ? o.then(
+          (v) => ended(part, v),
+          (e: unknown) => failedOutcome(part, e),
+        )
+      : ended(part, o);
+  };
+
+  let waiting = false;
+  // Every part after those it reads: a part's inputs are outcomes or promises of them when it starts.
+  for (const [part, i] of orderOf(view)) {
+    const deps = part.dependsOn.map((d) => running.get(d)!);
+    let o: PartOutcome | Promise<PartOutcome>;
+    if (deps.some((d) => d instanceof Promise))
+      o = Promise.all(deps.map(async (d) => d)).then((ds) => start(part, i, ds));
+    else o = start(part, i, deps as PartOutcome[]);
+    if (o instanceof Promise) waiting = true;
+    running.set(part.name, o);
   }
+  if (!waiting) return { outcomes, timedOut: false };
+  return settleWithin(input, running, () => (aborted = true), outcomes, started);
+}
+
+/** Waits for the parts until the deadline; parts not answered by then are timeouts. */
+async function settleWithin(
+  input: ViewRunInput,
+  running: ReadonlyMap<string, PartOutcome | Promise<PartOutcome>>,
+  abort: () => void,
+  outcomes: Map<string, PartOutcome>,
+  started: number,
+): Promise<ViewRun> {
+  const { view, requestId } = input;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, input.timeoutMs);
   });
-  await Promise.race([Promise.all(running.values()), deadline]);
+  await Promise.race([Promise.all([...running.values()].map(async (o) => o)), deadline]);
   clearTimeout(timer);
   const timedOut = outcomes.size < view.parts.length;
-  if (timedOut) abort.signal.aborted = true;
+  if (timedOut) abort();
   for (const [i, part] of view.parts.entries())
     if (!outcomes.has(part.name)) {
       const err = new GatewayError('UPSTREAM_TIMEOUT', {

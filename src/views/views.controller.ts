@@ -1,13 +1,11 @@
-import { Controller, Get, Param, Req, Res } from '@nestjs/common';
+import { Controller, Get, Param, Req, Res, SetMetadata } from '@nestjs/common';
 import { ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { extractConsumerKey } from '../core/auth/consumer-key.js';
-import { GatewayError } from '../core/errors/gateway-error.js';
-import { queryPairsOf } from '../core/http/query-string.js';
+import { DOCS_ONLY_ROUTE } from '../core/ports/docs.port.js';
+import { ViewRoutes } from './view-routes.js';
 import { ViewsService } from './views.service.js';
 
-/** Header that says whether every part answered (as KrakenD's `X-KrakenD-Completed`). */
-export const COMPLETE_HEADER = 'x-atrium-complete';
+export { COMPLETE_HEADER } from './view-routes.js';
 
 /**
  * `GET /views` (the views, their parameters and an example URL each) and `GET /views/{name}` (one
@@ -15,7 +13,10 @@ export const COMPLETE_HEADER = 'x-atrium-complete';
  */
 @Controller('views')
 export class ViewsController {
-  constructor(private readonly views: ViewsService) {}
+  constructor(
+    private readonly views: ViewsService,
+    private readonly routes: ViewRoutes,
+  ) {}
 
   @Get()
   list(@Res() reply: FastifyReply): void {
@@ -26,43 +27,15 @@ export class ViewsController {
   }
 
   // Each view is also documented as an operation of its own, with its parameters (view-docs.ts).
+  // Served by ViewRoutes as a plain Fastify route (no Nest router context per call); this handler is what
+  // the OpenAPI scan and the policy test read.
   @ApiOperation({
     summary: 'Any view by name (GET /views lists them); the view operations below are the typed form.',
   })
   @ApiParam({ name: 'name', description: 'The view name, e.g. company-overview.' })
+  @SetMetadata(DOCS_ONLY_ROUTE, true)
   @Get(':name')
-  async run(
-    @Param('name') name: string,
-    @Req() req: FastifyRequest,
-    @Res() reply: FastifyReply,
-  ): Promise<void> {
-    // The guard has authenticated this key; the parts present it again, so the same checks run per part.
-    const key = extractConsumerKey(req);
-    if (!key) throw new GatewayError('UNAUTHENTICATED');
-    const lang = req.headers['accept-language'];
-    const inm = req.headers['if-none-match'];
-    const result = await this.views.run({
-      name,
-      query: queryPairsOf(req),
-      caller: {
-        key,
-        ...(typeof lang === 'string' ? { acceptLanguage: lang } : {}),
-        trace: req.trace,
-        consumer: req.consumer,
-      },
-      requestId: String(req.id),
-      ...(typeof inm === 'string' ? { ifNoneMatch: inm } : {}),
-    });
-    reply.header(COMPLETE_HEADER, String(result.complete)).header('cache-control', 'private, no-cache');
-    if (result.etag) reply.header('etag', result.etag);
-    if (result.retryAfter) reply.header('retry-after', result.retryAfter);
-    if (result.notModified) {
-      void reply.code(304).send();
-      return;
-    }
-    void reply
-      .code(result.status)
-      .header('content-type', 'application/json; charset=utf-8')
-      .send(result.body);
+  run(@Param('name') _name: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
+    this.routes.handle(req, reply);
   }
 }

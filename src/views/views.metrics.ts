@@ -64,6 +64,9 @@ export class ViewsMetrics {
     return h;
   }
 
+  /** The bound part series of a view, by part then result (no key built per part). */
+  private readonly partSeries = new Map<string, Map<string, Map<string, CounterHandle>>>();
+
   recordCall(view: string, outcome: ViewOutcome, seconds: number): void {
     this.counter(this.requests, view, outcome).inc();
     let d = this.durations.get(view);
@@ -77,7 +80,13 @@ export class ViewsMetrics {
   }
 
   recordPart(view: string, part: string, result: string): void {
-    this.counter(this.parts, view, part, result).inc();
+    let byPart = this.partSeries.get(view);
+    if (!byPart) this.partSeries.set(view, (byPart = new Map<string, Map<string, CounterHandle>>()));
+    let byResult = byPart.get(part);
+    if (!byResult) byPart.set(part, (byResult = new Map<string, CounterHandle>()));
+    let h = byResult.get(result);
+    if (!h) byResult.set(result, (h = this.counter(this.parts, view, part, result)));
+    h.inc();
   }
 
   countsOf(view: string): ViewCounts {

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ProxyModule } from '../proxy/proxy.module.js';
 import { RouteCallsModule } from '../route-calls/route-calls.module.js';
+import { ViewRoutes } from './view-routes.js';
 import { ViewsController } from './views.controller.js';
 import { ViewsMetrics } from './views.metrics.js';
 import { ViewsRegistry } from './views.registry.js';
@@ -10,7 +11,7 @@ import { ViewsService } from './views.service.js';
 @Module({
   imports: [RouteCallsModule, ProxyModule],
   controllers: [ViewsController],
-  providers: [ViewsRegistry, ViewsMetrics, ViewsService],
+  providers: [ViewsRegistry, ViewsMetrics, ViewsService, ViewRoutes],
   exports: [ViewsService],
 })
 export class ViewsModule {}

@@ -1,12 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import type { FieldSelection } from '../core/http/field-selection.js';
 import type { QueryPairs } from '../core/http/query-string.js';
 import { ROUTE_CALLER, type RouteCaller, type RouteCallerIdentity } from '../route-calls/route-caller.js';
 import { composeAnswer, etagMatches, type ViewAnswer } from './view-answer.js';
 import type { ViewDefinition } from './view-definition.js';
 import { readViewRequest } from './view-request.js';
-import { runView } from './view-runner.js';
+import { runView, type ViewRun } from './view-runner.js';
 import { ViewsMetrics, type ViewCounts } from './views.metrics.js';
 import { ViewsRegistry } from './views.registry.js';
 
@@ -107,7 +108,8 @@ export class ViewsService {
     }));
   }
 
-  async run(call: ViewCall): Promise<ViewResult> {
+  /** One view call; answered at once (no promise) when every part does (cache hits). */
+  run(call: ViewCall): ViewResult | Promise<ViewResult> {
     const started = performance.now();
     const view = this.registry.get(call.name);
     if (!view)
@@ -118,15 +120,27 @@ export class ViewsService {
       defaultMs: this.timeoutOf(view),
       maxMs: this.config.views.maxTimeoutMs,
     });
-    const run = await runView(this.caller, {
+    const run = runView(this.caller, {
       view,
       params: request.params,
       caller: call.caller,
       requestId: call.requestId,
       timeoutMs: request.timeoutMs,
     });
+    return run instanceof Promise
+      ? run.then((r) => this.answer(view, call, request.fields, r, started))
+      : this.answer(view, call, request.fields, run, started);
+  }
+
+  private answer(
+    view: ViewDefinition,
+    call: ViewCall,
+    fields: FieldSelection | undefined,
+    run: ViewRun,
+    started: number,
+  ): ViewResult {
     for (const [part, o] of run.outcomes) this.metrics.recordPart(view.name, part, o.result);
-    const answer = composeAnswer(view, run, request.fields);
+    const answer = composeAnswer(view, run, fields);
     const notModified = answer.etag !== undefined && etagMatches(call.ifNoneMatch, answer.etag);
     this.metrics.recordCall(
       view.name,

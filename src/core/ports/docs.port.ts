@@ -92,6 +92,12 @@ export const ROUTE_DOCS = Symbol('RouteDocs');
  */
 export const DOCS_ONLY_ROUTE = Symbol('DocsOnlyRoute');
 
+/**
+ * Fastify route config key of a plain route that serves a docs-only handler other than a proxied route
+ * (`GET /views/{name}`): the handler's `Controller.method`, so the policy test checks it with the handler.
+ */
+export const SERVES_HANDLER = 'servesHandler';
+
 /** The value stored under ROUTE_DOCS (`Route`: the proxy's RouteDefinition). */
 export interface RouteDocsMeta<Route = unknown> {
   readonly upstream: string;
