@@ -13,7 +13,7 @@ import { credentialsStage } from './stages/credentials.stage.js';
 import { keyEchoStage } from './stages/key-echo.stage.js';
 import { normalizeStage } from './stages/normalize.stage.js';
 import { retryStage } from './stages/retry.stage.js';
-import { upstreamLimitStage } from './stages/upstream-limit.stage.js';
+import { refusalOf, upstreamLimitStage } from './stages/upstream-limit.stage.js';
 import { upstreamMetricsStage } from './stages/upstream-metrics.stage.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 import type { UpstreamLimitsService } from './upstream-limits.service.js';
@@ -62,7 +62,8 @@ export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: P
 
   const handler = compose(
     [
-      cacheStage(cache),
+      // A miss with nothing stale to fall back on is refused at the cache while the upstream is refusing.
+      cacheStage({ ...cache, refuse: refusalOf(limit) }),
       coalesceStage(cache),
       upstreamLimitStage(limit),
       keyEchoStage({

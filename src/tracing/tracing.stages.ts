@@ -61,6 +61,10 @@ export function budgetTrace(limit: UpstreamLimitStageOptions, upstream: string):
     ...limit,
     gate: {
       acquire: (req) => timed(span(req, false), gate.acquire(req)),
+      // A request whose spans are exported takes the full path: its budget span shows the refusal.
+      ...(gate.refuseNow
+        ? { refuseNow: (req: ProxyRequest) => (req.trace?.spans ? undefined : gate.refuseNow!(req)) }
+        : {}),
       acquireRetry: (req) => timed(span(req, true), gate.acquireRetry(req)),
       settleSuccess: (req) => gate.settleSuccess(req),
       settleError: (req, err) => gate.settleError(req, err),

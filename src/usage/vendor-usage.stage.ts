@@ -1,4 +1,4 @@
-import type { Stage } from '../proxy/pipeline.types.js';
+import type { ProxyRequest, Stage } from '../proxy/pipeline.types.js';
 import type { UpstreamLimitStageOptions } from '../proxy/stages/upstream-limit.stage.js';
 import { U_SHIELD, U_VENDOR_CALLS, U_VENDOR_ERRORS } from './usage-counters.js';
 import type { UsageRecorder } from './usage-recorder.js';
@@ -46,6 +46,15 @@ export function shieldUsage(
           throw err;
         }
       },
+      ...(gate.refuseNow
+        ? {
+            refuseNow: (req: ProxyRequest) => {
+              const err = gate.refuseNow!(req);
+              if (err) recorder.count(req.consumerId, upstream, U_SHIELD);
+              return err;
+            },
+          }
+        : {}),
       acquireRetry: (req) => gate.acquireRetry(req),
       settleSuccess: (req) => gate.settleSuccess(req),
       settleError: (req, err) => gate.settleError(req, err),

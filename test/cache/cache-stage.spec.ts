@@ -68,7 +68,11 @@ class Upstream {
   };
 }
 
-function setup(settings: Partial<CacheSettings> = {}, maxBytes = 1024 * 1024) {
+function setup(
+  settings: Partial<CacheSettings> = {},
+  maxBytes = 1024 * 1024,
+  refuse?: (req: ProxyRequest) => GatewayError | undefined,
+) {
   const registry = new Registry();
   const store = new MemoryResponseStore({ maxBytes });
   const options = {
@@ -79,7 +83,7 @@ function setup(settings: Partial<CacheSettings> = {}, maxBytes = 1024 * 1024) {
     events: new CacheMetrics(registry).forUpstream('t'),
   };
   const upstream = new Upstream();
-  const handler = compose([cacheStage(options), coalesceStage(options)], upstream.handler);
+  const handler = compose([cacheStage({ ...options, refuse }), coalesceStage(options)], upstream.handler);
   const requestOf = (
     route: RouteDefinition = routes.list,
     partial: Partial<ProxyRequest> = {},
@@ -414,6 +418,46 @@ describe('cache stage', () => {
       t.upstream.error = new GatewayError('UPSTREAM_ERROR', { upstream: 't' });
       jest.setSystemTime(T0 + 11_001);
       await expect(t.call()).rejects.toMatchObject({ code: 'UPSTREAM_ERROR' });
+      await t.close();
+    });
+  });
+
+  describe('while the upstream refuses every call (cooldown, open breaker)', () => {
+    const cooling = () =>
+      GatewayError.expected('UPSTREAM_RATE_LIMITED', { upstream: 't', retryAfterSeconds: 30 });
+
+    it('a miss with nothing to fall back on is refused at once: no promise, no upstream call, counted as a miss', async () => {
+      let refusing = false;
+      const asked: string[] = [];
+      const t = setup({ staleIfErrorMs: 10_000 }, 1024 * 1024, (req) => {
+        asked.push(req.requestId);
+        return refusing ? cooling() : undefined;
+      });
+      // Not refusing: the miss goes its way and is stored.
+      expect((await t.call()).cache).toBe('MISS');
+      expect(t.upstream.calls).toBe(1);
+      refusing = true;
+      // A fresh hit is served: the refusal is not even asked.
+      asked.length = 0;
+      expect(t.handler(t.requestOf())).toMatchObject({ cache: 'HIT' });
+      expect(asked).toEqual([]);
+      // A new key: refused synchronously with the gate's error, as the limit stage would have.
+      const other = t.requestOf(routes.list, { query: [['limit', '3']] });
+      expect(() => t.handler(other)).toThrow(
+        expect.objectContaining({ code: 'UPSTREAM_RATE_LIMITED', retryAfterSeconds: 30 }),
+      );
+      expect(t.upstream.calls).toBe(1);
+      expect(await t.events('miss')).toBe(2);
+      // A stale entry within stale-if-error still goes the full way, and is served when the call fails.
+      jest.setSystemTime(T0 + 5_000);
+      t.upstream.error = cooling();
+      const stale = await t.call();
+      expect(stale.cache).toBe('STALE');
+      expect(t.upstream.calls).toBe(2);
+      // Past the window there is nothing to fall back on: refused before the upstream again.
+      jest.setSystemTime(T0 + 11_001);
+      await expect(t.call()).rejects.toMatchObject({ code: 'UPSTREAM_RATE_LIMITED' });
+      expect(t.upstream.calls).toBe(2);
       await t.close();
     });
   });

@@ -200,6 +200,32 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
     await expect(call(l, 'ok')).resolves.toBe('ok');
   });
 
+  it('refuseNow says what acquire would refuse at once (cooldown, open breaker) and changes nothing', async () => {
+    const l = new UpstreamLimiter(limiterOptions({ burst: 10, ratePerSec: 100 }));
+    expect(l.refuseNow()).toBeUndefined();
+    const tokens = l.facts().bucket.tokens;
+    const first = proxyRequest();
+    await l.acquire(first);
+    await l.settleError(first, upstream429(5));
+    expect(l.refuseNow()).toMatchObject({ code: 'UPSTREAM_RATE_LIMITED', retryAfterSeconds: 5 });
+    expect(l.refuseNow()).toMatchObject({ code: 'UPSTREAM_RATE_LIMITED', retryAfterSeconds: 5 });
+    await jest.advanceTimersByTimeAsync(5100);
+    expect(l.refuseNow()).toBeUndefined();
+    // Asking took no token (the bucket is what the cooldown left) and let no probe out.
+    expect(l.facts().bucket.tokens).toBeLessThanOrEqual(tokens);
+    for (let i = 0; i < 4; i++) await call(l, upstream503()).catch(() => undefined);
+    expect(l.breakerState()).toBe('open');
+    expect(l.refuseNow()).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', upstreamCode: 'CIRCUIT_OPEN' });
+    await jest.advanceTimersByTimeAsync(1000);
+    // Half-open: the probe is acquire's to take, not refused here.
+    expect(l.refuseNow()).toBeUndefined();
+    expect(l.breakerState()).toBe('half-open');
+    const probe = proxyRequest();
+    await l.acquire(probe);
+    l.settleSuccess(probe);
+    expect(l.breakerState()).toBe('closed');
+  });
+
   it('a probe refused by the budget frees the probe slot', async () => {
     const l = new UpstreamLimiter(
       limiterOptions({

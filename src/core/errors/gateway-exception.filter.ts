@@ -6,7 +6,7 @@ import {
   type ArgumentsHost,
   type ExceptionFilter,
 } from '@nestjs/common';
-import { drainAfterEarlyAnswer } from '../http/early-answer-drain.js';
+import { bodyPending, drainAfterEarlyAnswer } from '../http/early-answer-drain.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AllowedMethods } from '../http/allowed-methods.js';
 import { wantsXml } from '../http/negotiation.js';
@@ -110,7 +110,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     if (ext) Object.assign(envelope, ext.extend(err));
     if (reply.sent) return;
     const raw = req.raw as FastifyRequest['raw'] | undefined;
-    if (raw && !raw.complete) {
+    if (raw && bodyPending(raw)) {
       // Answered before the body was read (413 over the limit, a refusal in onRequest): Fastify would close
       // at once and reset a client still writing. The rest is read and dropped instead, within bounds, so
       // the client sees this answer and the connection may stay open.

@@ -17,6 +17,18 @@ export const DEFAULT_DRAIN_BOUNDS: DrainBounds = {
 };
 
 /**
+ * Whether part of a body the request declared is still unread. A request without `Content-Length` or
+ * `Transfer-Encoding` has no body (RFC 9112 §6.3): answered from its route handler it is not yet `complete`
+ * (the parser finishes the message after the handler returns), but there is nothing to drain.
+ */
+export function bodyPending(raw: IncomingMessage): boolean {
+  if (raw.complete || raw.destroyed) return false;
+  const h = raw.headers;
+  const length = h['content-length'];
+  return h['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
  * After an error answered before its request body was read (a 413 for a body over the limit): reads the rest
  * of the body and drops it, so a client still writing gets to read the answer instead of a reset (closing a
  * socket with unread data sends an RST, which can destroy the answer in the client's buffer). A body that ends
@@ -27,7 +39,7 @@ export function drainAfterEarlyAnswer(
   raw: IncomingMessage,
   bounds: DrainBounds = DEFAULT_DRAIN_BOUNDS,
 ): void {
-  if (raw.complete || raw.destroyed) return;
+  if (!bodyPending(raw)) return;
   const socket = raw.socket;
   let seen = 0;
   const stop = (): void => {

@@ -104,6 +104,17 @@ export class UpstreamLimiter {
     return this.admit(req, Math.min(req.deadline, this.now() + this.o.maxWaitMs));
   }
 
+  /** What `acquire` would refuse at once now: cooldown, then an open breaker (no token, no state change). */
+  refuseNow(): GatewayError | undefined {
+    const now = this.now();
+    const cooling = this.state.cooldownRemainingMs(now);
+    if (cooling > 0) return this.cooldownError(cooling);
+    const breaker = this.state.breaker;
+    if (breaker.state(now) === 'open')
+      return circuitOpenError(this.name, this.o.title, breaker.openRemainingMs(now));
+    return undefined;
+  }
+
   /** Before a retry: the same checks; the wait is bounded by the request's own deadline too. */
   acquireRetry(req: ProxyRequest): Promise<void> {
     return this.admit(req, Math.min(req.deadline, this.now() + this.o.maxWaitMs));

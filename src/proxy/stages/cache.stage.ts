@@ -16,6 +16,12 @@ export interface CacheStageOptions {
   readonly store: ResponseStore;
   readonly settings: CacheSettings;
   readonly events: CacheEventCounters;
+  /**
+   * The upstream's refusal of any call right now (cooldown after a vendor 429, open breaker), counted as the
+   * limit stage counts it. A miss with no entry to fall back on is refused here, as the limit stage behind
+   * would refuse it, without a coalescing round or a promise per stage: a 429 storm stays cheap.
+   */
+  readonly refuse?: (req: ProxyRequest) => GatewayError | undefined;
 }
 
 /**
@@ -30,7 +36,7 @@ export function cacheStage(opts: CacheStageOptions): Stage {
   if (!opts.upstream) throw new Error('cacheStage: upstream required');
   if (!opts.store) throw new Error('cacheStage: store required');
   validateSettings(opts.settings);
-  const { store, settings, events } = opts;
+  const { store, settings, events, refuse } = opts;
   const policyOf = policyLookup(opts.upstream, opts.routes, settings.ttlOverrides);
   const swr = settings.staleWhileRevalidateMs;
   const sie = settings.staleIfErrorMs;
@@ -119,8 +125,19 @@ export function cacheStage(opts: CacheStageOptions): Stage {
           return answerFrom(entry, 'STALE', now);
         }
       }
+      if (refuse !== undefined && !fallsBack(entry)) {
+        const err = refuse(req);
+        if (err) {
+          events.miss.inc();
+          throw err;
+        }
+      }
       return missOf(req, key, policy, entry);
     };
+
+    /** Whether a failed call could still be answered from this entry (stale-if-error). */
+    const fallsBack = (entry: CacheEntry | undefined): boolean =>
+      entry !== undefined && !entry.negative && Date.now() < entry.freshUntil + sie;
 
     const missOf = async (
       req: ProxyRequest,

@@ -5,6 +5,12 @@ import type { ProxyRequest, Stage } from '../pipeline.types.js';
 export interface LimitGate {
   /** Cooldown, breaker and a token for the first attempt; throws 429 / 503 GatewayErrors. */
   acquire(req: ProxyRequest): Promise<void>;
+  /**
+   * The refusal `acquire` would throw at once right now (cooldown, open breaker), or undefined; takes no
+   * token and changes no state. Lets the cache stage refuse a miss that has nothing to fall back on before
+   * it coalesces (a 429 storm costs no more than a hit).
+   */
+  refuseNow?(req: ProxyRequest): GatewayError | undefined;
   /** The same before a retry. */
   acquireRetry(req: ProxyRequest): Promise<void>;
   settleSuccess(req: ProxyRequest): void;
@@ -26,10 +32,7 @@ export interface UpstreamLimitStageOptions {
 export function upstreamLimitStage(opts: UpstreamLimitStageOptions): Stage {
   const { gate } = opts;
   if (!gate || typeof gate.acquire !== 'function') throw new Error('upstreamLimitStage: gate required');
-  const passOn = (e: unknown): unknown => {
-    if (e instanceof GatewayError && e.code === 'UPSTREAM_RATE_LIMITED') opts.onRateLimited?.();
-    return e;
-  };
+  const passOn = passingOn(opts);
   return (next) => async (req) => {
     try {
       await gate.acquire(req);
@@ -44,5 +47,29 @@ export function upstreamLimitStage(opts: UpstreamLimitStageOptions): Stage {
     }
     gate.settleSuccess(req);
     return res;
+  };
+}
+
+function passingOn(opts: UpstreamLimitStageOptions): (e: unknown) => unknown {
+  return (e) => {
+    if (e instanceof GatewayError && e.code === 'UPSTREAM_RATE_LIMITED') opts.onRateLimited?.();
+    return e;
+  };
+}
+
+/**
+ * The gate's refusal of any call right now, counted as the limit stage counts one it passes on
+ * (`onRateLimited`); undefined when the gate cannot tell without waiting. For the cache stage's early refusal.
+ */
+export function refusalOf(
+  opts: UpstreamLimitStageOptions,
+): ((req: ProxyRequest) => GatewayError | undefined) | undefined {
+  const { gate } = opts;
+  if (!gate.refuseNow) return undefined;
+  const passOn = passingOn(opts);
+  return (req) => {
+    const err = gate.refuseNow!(req);
+    if (err) passOn(err);
+    return err;
   };
 }
