@@ -128,8 +128,9 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const allowed = new AllowedMethods();
   fastify.addHook('onRoute', (r) => allowed.add(r.method, r.url ?? r.path));
   filter.useAllowedMethods(allowed);
-  // The trace context first: every answer after this hook (refusals included) carries the trace id.
-  app.get(TracingService).install(fastify);
+  // The trace context is set first in the onRequest hook below: every answer after it (refusals included)
+  // carries the trace id.
+  const traceOf = app.get(TracingService).install(fastify);
   // Request metrics, the one log line per request and the vendor usage count (off with ATRIUM_USAGE=off),
   // from one onResponse hook.
   const usage = app.get(UsageService);
@@ -142,6 +143,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
   fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    req.trace = traceOf(req);
     void reply.header('x-request-id', req.id);
     // CORS first: preflights are answered here (no auth, no upstream), and refusals stay readable.
     if (!cors.onRequest(req, reply, (err) => filter.send(err, req, reply))) return;

@@ -80,9 +80,12 @@ export class ProxyRoutes implements OnApplicationBootstrap {
     return this.prepared.get(route);
   }
 
-  /** Who presents this key (401/403), as a direct call would be authenticated. */
-  authenticate(key: string | undefined): Consumer {
-    return authenticateConsumer(this.store, key);
+  /**
+   * Who presents this key (401/403), as a direct call would be authenticated; `connection` (the request's
+   * socket) lets a keep-alive connection presenting the same key skip its hash.
+   */
+  authenticate(key: string | undefined, connection?: object): Consumer {
+    return authenticateConsumer(this.store, key, connection);
   }
 
   /**
@@ -180,7 +183,7 @@ export class ProxyRoutes implements OnApplicationBootstrap {
       }
       let consumer: Consumer;
       try {
-        consumer = this.authenticate(extractConsumerKey(req));
+        consumer = this.authenticate(extractConsumerKey(req), req.raw.socket);
       } catch (err) {
         this.filter.send(err, req, reply);
         return;

@@ -21,6 +21,7 @@ import {
   sanitizeTracestate,
   untracedContext,
   type ActiveSpan,
+  type RequestTrace,
   type SpanStarter,
 } from '../core/tracing/trace-context.js';
 import { budgetTrace, vendorTraceStage } from './tracing.stages.js';
@@ -118,22 +119,19 @@ export class TracingService implements TracingStages, BeforeApplicationShutdown 
     return this.tracer !== undefined;
   }
 
-  /** The first onRequest hook (configureApp), so every refusal after it carries the trace id. */
-  install(fastify: FastifyInstance): void {
-    if (this.installed) return;
-    this.installed = true;
+  /**
+   * Returns what sets each request's trace context, which the app's one onRequest hook calls first
+   * (configureApp: every refusal after it carries the trace id; no hook of its own per request), and adds
+   * the hooks that end the request's span when spans are exported.
+   */
+  install(fastify: FastifyInstance): (req: FastifyRequest) => RequestTrace {
     const tracer = this.tracer;
-    if (!tracer) {
-      fastify.addHook('onRequest', (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-        req.trace = untracedContext(req.headers.traceparent, req.headers.tracestate);
-        done();
-      });
-      return;
-    }
-    fastify.addHook('onRequest', (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
-      req.trace = this.startRequest(tracer, req);
-      done();
-    });
+    const traceOf = tracer
+      ? (req: FastifyRequest): RequestTrace => this.startRequest(tracer, req)
+      : (req: FastifyRequest): RequestTrace =>
+          untracedContext(req.headers.traceparent, req.headers.tracestate);
+    if (this.installed || !tracer) return traceOf;
+    this.installed = true;
     const finish = (req: FastifyRequest, status: number | undefined) => {
       const t = req.trace;
       if (!(t instanceof RecordedTrace)) return;
@@ -159,6 +157,7 @@ export class TracingService implements TracingStages, BeforeApplicationShutdown 
       finish(req, undefined);
       done();
     });
+    return traceOf;
   }
 
   private startRequest(tracer: Tracer, req: FastifyRequest): RecordedTrace {

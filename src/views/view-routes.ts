@@ -53,7 +53,7 @@ export class ViewRoutes implements OnApplicationBootstrap {
     let consumer: Consumer;
     let admitted: void | Promise<void>;
     try {
-      consumer = this.routes.authenticate(key);
+      consumer = this.routes.authenticate(key, req.raw.socket);
       req.consumer = consumer;
       admitted = this.throttler.admit(consumer, reply, 'gateway');
     } catch (err) {

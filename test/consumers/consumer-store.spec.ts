@@ -54,4 +54,26 @@ describe('ConsumerStore', () => {
     const store = new ConsumerStore([{ ...consumer('off', [{ key: 'atr_off_key_1' }]), enabled: false }]);
     expect(store.authenticate('atr_off_key_1')?.enabled).toBe(false);
   });
+
+  it('a connection that presents the same key again skips the hash, but every check still runs', async () => {
+    const clock = new FakeClock();
+    const store = new ConsumerStore(
+      [consumer('a', [{ key: 'atr_a_key_1', expiresAt: clock.now() + 1_000 }, { key: 'atr_a_key_2' }])],
+      clock,
+    );
+    const socket = {};
+    expect(store.authenticate('atr_a_key_1', socket)?.id).toBe('a');
+    expect(store.authenticate('atr_a_key_1', socket)?.id).toBe('a');
+    // Another key of the same length on the same connection is not taken for the remembered one.
+    expect(store.authenticate('atr_a_key_3', socket)).toBeUndefined();
+    expect(store.authenticate('atr_a_key_2', socket)?.id).toBe('a');
+    expect(store.authenticate('atr_a_key_1', socket)?.id).toBe('a');
+    // Expiry and a reload apply to a remembered key at once.
+    await clock.advance(1_000);
+    expect(store.authenticate('atr_a_key_1', socket)).toBeUndefined();
+    expect(store.authenticate('atr_a_key_2', socket)?.id).toBe('a');
+    store.replace([consumer('b', [{ key: 'atr_b_key_1' }])]);
+    expect(store.authenticate('atr_a_key_2', socket)).toBeUndefined();
+    expect(store.authenticate('atr_b_key_1', socket)?.id).toBe('b');
+  });
 });

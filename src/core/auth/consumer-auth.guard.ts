@@ -25,9 +25,13 @@ export function disabled(consumer: Consumer): GatewayError {
  * Who is calling (401; 403 for a disabled consumer): the check the global guard and the plain Fastify proxy
  * routes share.
  */
-export function authenticateConsumer(store: ConsumerStore, key: string | undefined): Consumer {
+export function authenticateConsumer(
+  store: ConsumerStore,
+  key: string | undefined,
+  connection?: object,
+): Consumer {
   if (!key) throw GatewayError.expected('UNAUTHENTICATED');
-  const consumer = store.authenticate(key);
+  const consumer = store.authenticate(key, connection);
   if (!consumer) throw GatewayError.expected('UNAUTHENTICATED', { message: 'The gateway key is not valid.' });
   if (consumer.enabled === false) throw disabled(consumer);
   return consumer;
@@ -59,7 +63,7 @@ export class ConsumerAuthGuard implements CanActivate {
     )
       return true;
     const req = ctx.switchToHttp().getRequest<FastifyRequest>();
-    req.consumer = authenticateConsumer(this.store, extractConsumerKey(req));
+    req.consumer = authenticateConsumer(this.store, extractConsumerKey(req), req.raw.socket);
     return true;
   }
 }

@@ -42,6 +42,21 @@ interface Index {
   readonly byId: Map<string, Consumer>;
 }
 
+interface Digest {
+  readonly key: string;
+  readonly digest: Buffer;
+  /** The digest as the index keys it. */
+  readonly id: string;
+}
+
+/** Equal strings, in time that depends on the length only (never on where they differ). */
+function sameKey(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
 function indexOf(consumers: readonly Consumer[]): Index {
   const byHash = new Map<string, KeyEntry>();
   const byId = new Map<string, Consumer>();
@@ -61,6 +76,8 @@ function indexOf(consumers: readonly Consumer[]): Index {
  */
 export class ConsumerStore {
   private index: Index;
+  /** The last key a connection presented, with its digest (weakly: gone with the socket). */
+  private readonly digests = new WeakMap<object, Digest>();
   private readonly listeners = new Set<(consumers: readonly Consumer[]) => void>();
 
   constructor(
@@ -83,10 +100,22 @@ export class ConsumerStore {
     return () => this.listeners.delete(listener);
   }
 
-  /** The consumer of a key that is known and not past its `expiresAt` (disabled consumers included). */
-  authenticate(key: string): Consumer | undefined {
-    const digest = sha256(key);
-    const hit = this.index.byHash.get(digest.toString('base64'));
+  /**
+   * The consumer of a key that is known and not past its `expiresAt` (disabled consumers included).
+   * `connection` (the request's socket): a keep-alive connection that presents the same key again reuses its
+   * digest instead of hashing it per request; the lookup and checks below still run every time, so a reload
+   * or an expiry applies at once. The key is compared in constant time (a proxy may carry several clients
+   * over one connection), and is held only while the connection is open.
+   */
+  authenticate(key: string, connection?: object): Consumer | undefined {
+    let d: Digest | undefined = connection ? this.digests.get(connection) : undefined;
+    if (d === undefined || !sameKey(d.key, key)) {
+      const digest = sha256(key);
+      d = { key, digest, id: digest.toString('base64') };
+      if (connection) this.digests.set(connection, d);
+    }
+    const digest = d.digest;
+    const hit = this.index.byHash.get(d.id);
     if (!hit || !timingSafeEqual(hit.digest, digest)) return undefined;
     if (hit.expiresAt !== undefined && hit.expiresAt <= this.clock.now()) return undefined;
     return hit.consumer;
