@@ -4,7 +4,12 @@ import type { Consumer } from '../core/auth/consumer.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.js';
 import { pathIsSafe, UNSAFE_PATH_MESSAGE } from '../core/http/path-safety.js';
-import { fastifyQueryParser, queryFromPairs, rawQueryOf } from '../core/http/query-string.js';
+import {
+  fastifyQueryParser,
+  queryFromPairs,
+  rawQueryOf,
+  type QueryPairs,
+} from '../core/http/query-string.js';
 import { untracedContext } from '../core/tracing/trace-context.js';
 import { RequestObserver } from '../metrics/request-observer.js';
 import { ProxyRoutes, routeUrlOf, type PreparedRoute } from '../proxy/proxy-routes.js';
@@ -35,6 +40,7 @@ export class DirectRouteCaller implements RouteCaller {
   private readonly paramSlots = new Map<RouteDefinition, ReadonlyArray<string | undefined>>();
   private readonly routeUrls = new Map<RouteDefinition, Map<string, string>>();
   private readonly configs = new Map<RouteDefinition, object>();
+  private readonly queries = new WeakMap<QueryPairs, Record<string, unknown>>();
 
   constructor(
     private readonly routes: ProxyRoutes,
@@ -58,7 +64,7 @@ export class DirectRouteCaller implements RouteCaller {
       method: 'GET',
       url: call.url,
       headers,
-      query: call.query ? queryFromPairs(call.query) : fastifyQueryParser(rawQueryOf(call.url)),
+      query: call.query ? this.queryOf(call.query) : fastifyQueryParser(rawQueryOf(call.url)),
       params: call.params ?? (prepared ? this.paramsOf(call.route, path) : undefined),
       body: undefined,
       trace: caller.trace ?? untracedContext(undefined, undefined),
@@ -101,6 +107,16 @@ export class DirectRouteCaller implements RouteCaller {
     } catch (err) {
       this.filter.send(err, req, reply);
     }
+  }
+
+  /**
+   * The query object of a call's pairs, as Fastify's parser builds it; a caller that hands over the same
+   * pairs again (a view's memoised part) gets the same object (nothing writes to a request's query).
+   */
+  private queryOf(pairs: QueryPairs): Record<string, unknown> {
+    let q = this.queries.get(pairs);
+    if (q === undefined) this.queries.set(pairs, (q = queryFromPairs(pairs)));
+    return q;
   }
 
   /** The route's Fastify config as its registered route carries it (one object per route: metrics bind to it). */

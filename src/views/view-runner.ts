@@ -73,11 +73,10 @@ function templateOf(part: ViewPart): ReadonlyArray<string | { param: string }> {
   return t;
 }
 
+type PartTarget = { url: string; params: Record<string, string>; query: QueryPairs } | { missing: string };
+
 /** The gateway URL of a part, or the reference it is missing. */
-function partUrl(
-  part: ViewPart,
-  ctx: TemplateContext,
-): { url: string; params: Record<string, string>; query: QueryPairs } | { missing: string } {
+function partUrl(part: ViewPart, ctx: TemplateContext): PartTarget {
   let path = '';
   const params: Record<string, string> = {};
   for (const piece of templateOf(part)) {
@@ -105,6 +104,32 @@ function partUrl(
   const q = stringifyQuery(pairs);
   // The parameters and pairs go along: the call need not read them back from the URL.
   return { url: `/${part.prefix}${path}${q ? `?${q}` : ''}`, params, query: pairs };
+}
+
+/**
+ * Targets of the parts that read no other part, by the view's parameter values: a view asked again with
+ * the same parameters builds no URL (bounded per part, oldest out first). Targets are shared: read only.
+ */
+const targets = new WeakMap<ViewPart, Map<string, PartTarget>>();
+const MAX_TARGETS = 256;
+
+function targetOf(view: ViewDefinition, part: ViewPart, ctx: TemplateContext): PartTarget {
+  if (part.dependsOn.length > 0) return partUrl(part, ctx);
+  let key = '';
+  for (const p of view.params) {
+    const v = ctx.params[p.name];
+    // Length-prefixed: no value can pass for two (any character may be in a value).
+    key += v === undefined ? '-;' : `${v.length}:${v}`;
+  }
+  let byParams = targets.get(part);
+  if (!byParams) targets.set(part, (byParams = new Map<string, PartTarget>()));
+  let t = byParams.get(key);
+  if (t === undefined) {
+    t = partUrl(part, ctx);
+    if (byParams.size >= MAX_TARGETS) byParams.delete(byParams.keys().next().value as string);
+    byParams.set(key, t);
+  }
+  return t;
 }
 
 /**
@@ -220,7 +245,7 @@ export function runView(caller: RouteCaller, input: ViewRunInput): ViewRun | Pro
         envelope: env,
       };
     }
-    const target = partUrl(part, ctx);
+    const target = targetOf(view, part, ctx);
     if ('missing' in target)
       return madeError(
         new GatewayError('NOT_FOUND', { message: `Not run: ${target.missing} has no usable value.` }),

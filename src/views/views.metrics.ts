@@ -64,11 +64,17 @@ export class ViewsMetrics {
     return h;
   }
 
+  /** The bound call series of a view, by outcome. */
+  private readonly callSeries = new Map<string, Map<ViewOutcome, CounterHandle>>();
   /** The bound part series of a view, by part then result (no key built per part). */
   private readonly partSeries = new Map<string, Map<string, Map<string, CounterHandle>>>();
 
   recordCall(view: string, outcome: ViewOutcome, seconds: number): void {
-    this.counter(this.requests, view, outcome).inc();
+    let byOutcome = this.callSeries.get(view);
+    if (!byOutcome) this.callSeries.set(view, (byOutcome = new Map<ViewOutcome, CounterHandle>()));
+    let h = byOutcome.get(outcome);
+    if (!h) byOutcome.set(outcome, (h = this.counter(this.requests, view, outcome)));
+    h.inc();
     let d = this.durations.get(view);
     if (!d) this.durations.set(view, (d = this.duration.labels(view)));
     d.observe(seconds);

@@ -117,6 +117,8 @@ describe('composite views', () => {
     const answers = await Promise.all(Array.from({ length: 50 }, () => get('/views/screen?id=1000074')));
     expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
     expect(vendorCalls()).toHaveLength(4);
+    // Another id than the test before: each part's URL follows this call's parameters, not a remembered one.
+    expect(answers[0].json().data.company.data.items[0].companyId).toBe(1000074);
   });
 
   it('a consumer without the deals interface gets parts.deals.status 403 and the rest', async () => {
