@@ -24,7 +24,7 @@ const get = (url: string, origin: string, key: string) =>
   http(`${url}/macro/feeds?limit=1`, { headers: { origin, authorization: `Bearer ${key}` } });
 
 describe('sandbox CORS: the demo consumer accepts any local development origin', () => {
-  // The demo consumer as src/main.ts builds it, with a test key (the log scan knows test keys).
+  // The demo consumer as src/gateway.ts builds it, with a test key (the log scan knows test keys).
   const demo = testConsumer({ id: 'demo' });
   const sandboxDemo = { ...demoConsumer(demo.key, ['macro']), keyHashes: demo.consumer.keyHashes };
   const web = testConsumer({ id: 'web', upstreams: new Set(['macro']), corsOrigins: [LISTED] });

@@ -3,7 +3,7 @@ import { http } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';
 
 /**
- * Sandbox mode as `npm start` wires it (src/main.ts): the built-in fakes, documents through the login step
+ * Sandbox mode as `npm start` wires it (src/gateway.ts): the built-in fakes, documents through the login step
  * (username/password), the other interfaces with tokens. In-process: the spawned `npm start` itself is
  * covered by test/e2e/sandbox-start.e2e.spec.ts, and a second spawning suite would race it to rebuild dist/.
  */
