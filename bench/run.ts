@@ -167,6 +167,9 @@ function serverSpec(
         env: {
           ...atriumEnv(id, upstream!, consumersFile, opts),
           ...(id === 'atrium-hit-plain' ? { ATRIUM_USAGE: 'off' } : {}),
+          // The fake's Retry-After (FAKE_RETRY_AFTER_S, an hour) is honoured whole: the cooldown outlasts the
+          // run. Capped at the default 10 minutes, a five-round run saw it end and the vendor called again.
+          ...(id === 'atrium-storm' ? { UPSTREAM_MACRO_COOLDOWN_MAX_SECONDS: '3600' } : {}),
         },
         readyPath: '/health/live',
         nodeArgs: [...opts.atriumNodeArgs, ...nodeArgs],
