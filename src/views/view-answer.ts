@@ -1,5 +1,6 @@
 import { createHash, hash } from 'node:crypto';
 import type { ErrorEnvelope } from '../core/errors/error-envelope.js';
+import { memoised } from '../core/memo/bounded-memo.js';
 import { selectFields, type FieldSelection } from '../core/http/field-selection.js';
 import type { ViewDefinition } from './view-definition.js';
 import { partData, type ViewRun } from './view-runner.js';
@@ -131,13 +132,7 @@ const MAX_ETAGS = 1024;
 
 function etagOfDigests(digests: string, complete: boolean): string {
   const key = complete ? digests : digests + '\u0000partial';
-  let etag = etags.get(key);
-  if (etag === undefined) {
-    etag = etagOf(digests, complete);
-    if (etags.size >= MAX_ETAGS) etags.delete(etags.keys().next().value as string);
-    etags.set(key, etag);
-  }
-  return etag;
+  return memoised(etags, key, MAX_ETAGS, () => etagOf(digests, complete));
 }
 
 /** Whether `If-None-Match` names this ETag (weak comparison, lists and `*` included). */

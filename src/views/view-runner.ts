@@ -1,4 +1,5 @@
 import { buildEnvelope, type ErrorEnvelope } from '../core/errors/error-envelope.js';
+import { memoised } from '../core/memo/bounded-memo.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { selectFields } from '../core/http/field-selection.js';
 import { stringifyQuery, type QueryPairs } from '../core/http/query-string.js';
@@ -123,13 +124,7 @@ function targetOf(view: ViewDefinition, part: ViewPart, ctx: TemplateContext): P
   }
   let byParams = targets.get(part);
   if (!byParams) targets.set(part, (byParams = new Map<string, PartTarget>()));
-  let t = byParams.get(key);
-  if (t === undefined) {
-    t = partUrl(part, ctx);
-    if (byParams.size >= MAX_TARGETS) byParams.delete(byParams.keys().next().value as string);
-    byParams.set(key, t);
-  }
-  return t;
+  return memoised(byParams, key, MAX_TARGETS, () => partUrl(part, ctx));
 }
 
 /**
