@@ -27,8 +27,11 @@ export function youngGenerationMb(env: Record<string, string | undefined>): numb
  * enough objects survive scavenges, and a busy gateway's requests in flight always do: a fifth of the
  * process's memory, mostly garbage. The size is a start-up flag (`--max-semi-space-size`), which a plain
  * `node dist/main.js` does not get; the growth factor is read at each growth, so it can be set at run time:
- * no growth while the modules load, then growth as V8 decides (`release`) up to `mb`, then none. Scavenges
- * are more frequent; the CPU per request did not change measurably (docs/performance.md, Memory).
+ * no growth while the modules load, then growth as V8 decides (`release`) up to `mb`, then none.
+ *
+ * The factor follows the size for the life of the process, not once: V8 shrinks the young generation when
+ * allocation slows (an idle minute between bursts), and a factor left at 1 would then pin it at its smallest
+ * size for good, a scavenge every megabyte under the next load (a miss cost 1.5–2 × its CPU that way).
  */
 export function holdYoungGeneration(mb: number): { release: () => void } {
   if (mb <= 0) return { release: () => undefined };
@@ -36,16 +39,18 @@ export function holdYoungGeneration(mb: number): { release: () => void } {
   return {
     release: () => {
       const cap = mb * 1024 * 1024;
-      if (newSpaceBytes() >= cap) return;
-      setFlagsFromString(`--semi-space-growth-factor=${V8_GROWTH_FACTOR}`);
-      // Checked after each GC: growing again takes many scavenges' worth of survivors, so the cap is seen
-      // long before a second doubling could pass it.
-      const observer = new PerformanceObserver(() => {
-        if (newSpaceBytes() < cap) return;
-        setFlagsFromString('--semi-space-growth-factor=1');
-        observer.disconnect();
-      });
-      observer.observe({ entryTypes: ['gc'] });
+      let growing: boolean | undefined;
+      // After each GC (entries arrive batched, between turns): grow while below the cap, never past it.
+      // Growing doubles, and takes many scavenges' worth of survivors, so the cap is seen before a second
+      // doubling could pass it.
+      const follow = (): void => {
+        const below = newSpaceBytes() < cap;
+        if (below === growing) return;
+        growing = below;
+        setFlagsFromString(`--semi-space-growth-factor=${below ? V8_GROWTH_FACTOR : 1}`);
+      };
+      follow();
+      new PerformanceObserver(follow).observe({ entryTypes: ['gc'] });
     },
   };
 }
