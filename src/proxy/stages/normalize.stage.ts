@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { XMLValidator } from 'fast-xml-parser';
 import type { ErrorCode } from '../../core/errors/error-codes.js';
 import { GatewayError } from '../../core/errors/gateway-error.js';
+import { isJsonText } from '../../core/http/json-syntax.js';
 import type { WireFormat } from '../../core/http/negotiation.js';
 import { parseRetryAfterSeconds } from '../../core/http/retry-after.js';
 import { mayCache } from '../cache/cache-policy.js';
@@ -98,18 +99,15 @@ export function looksLikeXml(body: Buffer): boolean {
   return i < j && body[i] === 0x3c && body[j] === 0x3e;
 }
 
-/** Whether a body is a whole document in the format asked for: JSON.parse, or fast-xml-parser's validator. */
+/**
+ * Whether a body is a whole document in the format asked for: JSON's grammar checked on the bytes (what
+ * JSON.parse accepts, without building it), or fast-xml-parser's validator.
+ */
 export function isValidBody(body: Buffer, format: WireFormat): boolean {
   const [i, j] = trimmedBounds(body);
   if (i > j) return false;
-  const text = body.toString('utf8', i, j + 1);
-  if (format === 'xml') return XMLValidator.validate(text) === true;
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
+  if (format === 'xml') return XMLValidator.validate(body.toString('utf8', i, j + 1)) === true;
+  return isJsonText(body, i, j + 1);
 }
 
 /** A content type that says the body is in the format asked for (`application/json`, `text/xml`, `…+json`). */
