@@ -71,6 +71,11 @@ export interface CacheMiss {
   /** A stale-while-revalidate refresh: nobody waits for it, so it never waits on another replica. */
   readonly background: boolean;
   /**
+   * The key the lookup used (the same pure function of the request the coalescing stage would apply): a
+   * miss derives it once, not once per stage.
+   */
+  readonly key?: CacheKey;
+  /**
    * Set by the coalescing stage when it took the miss in hand: it has stored the answer (or the 404) itself,
    * and `shared` says whether the answer or error came from another request's call. Unset, the cache stage
    * stores the answer.

@@ -1,6 +1,6 @@
 import { GatewayError } from '../core/errors/gateway-error.js';
 import type { UpstreamLimitStageOptions } from '../proxy/stages/upstream-limit.stage.js';
-import type { ProxyRequest, Stage } from '../proxy/pipeline.types.js';
+import type { Handler, ProxyRequest, ProxyResponse, Stage } from '../proxy/pipeline.types.js';
 import { childSpan, traceparentOf, type ActiveSpan } from '../core/tracing/trace-context.js';
 
 /**
@@ -10,7 +10,8 @@ import { childSpan, traceparentOf, type ActiveSpan } from '../core/tracing/trace
  */
 export function vendorTraceStage(upstream: string): Stage {
   if (!upstream) throw new Error('vendorTraceStage: upstream required');
-  return (next) => async (req) => {
+  // No async wrapper: a request whose spans are not recorded passes on the next stage's own promise.
+  return (next) => (req) => {
     const trace = req.trace;
     if (trace === undefined) return next(req);
     const span = childSpan(trace, 'vendor call', 'client', {
@@ -21,24 +22,32 @@ export function vendorTraceStage(upstream: string): Stage {
     req.headers.traceparent = traceparentOf(trace, span?.spanId);
     if (trace.tracestate !== undefined) req.headers.tracestate = trace.tracestate;
     if (span === undefined) return next(req);
-    try {
-      const res = await next(req);
-      span.setAttribute('http.response.status_code', res.status);
-      if (res.status >= 400) span.fail(undefined);
-      return res;
-    } catch (err) {
-      if (err instanceof GatewayError && err.upstreamStatus !== undefined)
-        span.setAttribute('http.response.status_code', err.upstreamStatus);
-      span.fail(err);
-      throw err;
-    } finally {
-      span.end();
-    }
+    return spanned(span, next, req);
   };
 }
 
-async function timed(span: ActiveSpan | undefined, wait: Promise<void>): Promise<void> {
-  if (span === undefined) return wait;
+async function spanned(span: ActiveSpan, next: Handler, req: ProxyRequest): Promise<ProxyResponse> {
+  try {
+    const res = await next(req);
+    span.setAttribute('http.response.status_code', res.status);
+    if (res.status >= 400) span.fail(undefined);
+    return res;
+  } catch (err) {
+    if (err instanceof GatewayError && err.upstreamStatus !== undefined)
+      span.setAttribute('http.response.status_code', err.upstreamStatus);
+    span.fail(err);
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+function timed(span: ActiveSpan | undefined, wait: Promise<void>): Promise<void> {
+  // Untraced: the wait itself, no promise layer of its own.
+  return span === undefined ? wait : timedSpan(span, wait);
+}
+
+async function timedSpan(span: ActiveSpan, wait: Promise<void>): Promise<void> {
   try {
     await wait;
   } catch (err) {

@@ -10,17 +10,20 @@ import type { UsageRecorder } from './usage-recorder.js';
  */
 export function vendorUsageStage(recorder: UsageRecorder, upstream: string): Stage {
   if (!upstream) throw new Error('vendorUsageStage: upstream required');
-  return (next) => async (req) => {
+  // `.then` on the next stage's promise: no async wrapper.
+  return (next) => (req) => {
     const cell = recorder.cell(req.consumerId, upstream);
     recorder.add(cell, U_VENDOR_CALLS);
-    try {
-      const res = await next(req);
-      if (res.status >= 400) recorder.add(cell, U_VENDOR_ERRORS);
-      return res;
-    } catch (err) {
-      recorder.add(cell, U_VENDOR_ERRORS);
-      throw err;
-    }
+    return Promise.resolve(next(req)).then(
+      (res) => {
+        if (res.status >= 400) recorder.add(cell, U_VENDOR_ERRORS);
+        return res;
+      },
+      (err: unknown) => {
+        recorder.add(cell, U_VENDOR_ERRORS);
+        throw err;
+      },
+    );
   };
 }
 
@@ -38,14 +41,11 @@ export function shieldUsage(
   return {
     ...limit,
     gate: {
-      acquire: async (req) => {
-        try {
-          await gate.acquire(req);
-        } catch (err) {
+      acquire: (req) =>
+        gate.acquire(req).catch((err: unknown) => {
           recorder.count(req.consumerId, upstream, U_SHIELD);
           throw err;
-        }
-      },
+        }),
       ...(gate.refuseNow
         ? {
             refuseNow: (req: ProxyRequest) => {

@@ -83,7 +83,7 @@ export function cacheStage(opts: CacheStageOptions): Stage {
       if (refreshing.has(key.full)) return;
       refreshing.add(key.full);
       // Nobody awaits this: a failure keeps the stale entry, which is what stale-while-revalidate means.
-      fetchMiss(req, key, policy, { previousId: entry.id, background: true })
+      fetchMiss(req, key, policy, { previousId: entry.id, background: true, key })
         .catch(() => undefined)
         .finally(() => refreshing.delete(key.full));
     };
@@ -145,7 +145,7 @@ export function cacheStage(opts: CacheStageOptions): Stage {
       policy: CachedPolicy,
       entry: CacheEntry | undefined,
     ): Promise<ProxyResponse> => {
-      const miss: CacheMiss = { previousId: entry?.id, background: false };
+      const miss: CacheMiss = { previousId: entry?.id, background: false, key };
       const counted = () => (miss.coalescing?.shared ? events.coalesced : events.miss).inc();
       try {
         const res = await fetchMiss(req, key, policy, miss);

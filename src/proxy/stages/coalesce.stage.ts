@@ -98,8 +98,16 @@ export function coalesceStage(opts: CoalesceStageOptions): Stage {
     };
 
     const missOf = async (req: ProxyRequest, policy: CachedPolicy): Promise<Miss> => {
+      const found = req.cacheMiss;
+      // Behind the cache stage its lookup's key is this request's key (same function, same route table).
+      if (found)
+        return {
+          policy,
+          previousId: found.previousId,
+          background: found.background,
+          key: found.key ?? cacheKeyOf(req, policy.key),
+        };
       const key = cacheKeyOf(req, policy.key);
-      if (req.cacheMiss) return { key, policy, ...req.cacheMiss };
       // No cache stage in front: what is stored now is what a waiter must not take for a newer answer.
       return { key, policy, previousId: (await store.get(key))?.id, background: false };
     };
