@@ -1,4 +1,5 @@
 import { Controller, Get, Req, Res, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiQuery } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminTokenGuard } from '../admin/admin-token.guard.js';
 import { Public } from '../core/auth/auth.decorators.js';
@@ -36,6 +37,41 @@ export class UsageController {
   constructor(private readonly usage: UsageService) {}
 
   @Get()
+  @ApiOperation({
+    summary: 'Vendor usage per day, consumer and upstream',
+    description:
+      'Requests, answers from the cache, coalesced answers, vendor calls and their errors, quota refusals ' +
+      'and the vendor calls the shield saved, per UTC day, ' +
+      `consumer and upstream; at most ${MAX_REPORT_DAYS} days. JSON, or CSV with \`Accept: text/csv\` or ` +
+      '`format=csv`. Behind the operator token.',
+  })
+  @ApiProduces('application/json', 'text/csv')
+  // Listed in the document in the reverse order of these lines (decorators apply bottom-up).
+  @ApiQuery({ name: 'format', required: false, enum: ['json', 'csv'], description: 'Answer format.' })
+  @ApiQuery({
+    name: 'upstream',
+    required: false,
+    schema: { type: 'string', pattern: ID.source },
+    description: 'Only this upstream (macro, company, documents, deals).',
+  })
+  @ApiQuery({
+    name: 'consumer',
+    required: false,
+    schema: { type: 'string', pattern: ID.source },
+    description: 'Only this consumer id.',
+  })
+  @ApiQuery({
+    name: 'to',
+    required: false,
+    schema: { type: 'string', format: 'date' },
+    description: 'Last day, YYYY-MM-DD (UTC); default today.',
+  })
+  @ApiQuery({
+    name: 'from',
+    required: false,
+    schema: { type: 'string', format: 'date' },
+    description: 'First day, YYYY-MM-DD (UTC); default `to`.',
+  })
   async report(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     if (!this.usage.enabled)
       throw new GatewayError('NOT_FOUND', { message: 'Usage counting is off (ATRIUM_USAGE=off).' });

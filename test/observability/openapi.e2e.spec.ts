@@ -215,4 +215,19 @@ describe('OpenAPI document at /docs and /docs/json', () => {
     for (const { def } of app.get(ProxyService).all())
       for (const route of def.routes) expect(covered.has(route.id)).toBe(true);
   });
+
+  it('documents the query parameters of the usage report (from, to, consumer, upstream, format)', () => {
+    const report = doc.paths['/admin/usage'].get;
+    const params = report.parameters as Array<{ name: string; in: string; schema: Record<string, unknown> }>;
+    expect(params.map((p) => [p.name, p.in])).toEqual([
+      ['from', 'query'],
+      ['to', 'query'],
+      ['consumer', 'query'],
+      ['upstream', 'query'],
+      ['format', 'query'],
+    ]);
+    expect(params[0].schema).toEqual({ type: 'string', format: 'date' });
+    expect(params[4].schema.enum).toEqual(['json', 'csv']);
+    expect(report.summary).toBeTruthy();
+  });
 });
