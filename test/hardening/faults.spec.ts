@@ -642,7 +642,7 @@ async function runCase(c: FaultCase, tally: Tally): Promise<CaseResult> {
     // A cooldown must answer the next request at once, without the vendor.
     if (c.repeatDuringFault) answers.push(await call(url, { headers: auth }));
     for (const a of answers) {
-      if (a.ms > DEADLINE_MS + SLACK_MS) {
+      if (a.ms > DEADLINE_MS + SLACK_MS + a.stallMs) {
         tally.pastDeadline++;
         failures.push(`answered after ${Math.round(a.ms)} ms (deadline ${DEADLINE_MS} ms + ${SLACK_MS})`);
       }

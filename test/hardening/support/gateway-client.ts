@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Agent, request, type Dispatcher } from 'undici';
 
 /** One consumer answer as the client saw it, with its wall time (first byte sent → last byte or error). */
@@ -9,6 +10,12 @@ export interface Answer {
   /** Set when the transfer broke (reset, truncated body): the client got less than it was promised. */
   error?: string;
   ms: number;
+  /**
+   * The longest stall of this process's event loop during the call, past the 10 ms sampling (a major GC,
+   * the scheduler while the whole suite loads both cores). An in-process gateway can answer nothing
+   * meanwhile, so deadline checks allow it on top of their slack.
+   */
+  stallMs: number;
 }
 
 const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
@@ -25,6 +32,8 @@ export async function call(
   } = {},
 ): Promise<Answer> {
   const started = performance.now();
+  const stalls = monitorEventLoopDelay({ resolution: 10 });
+  stalls.enable();
   let status = 0;
   const headers: Record<string, string> = {};
   const chunks: Buffer[] = [];
@@ -52,7 +61,10 @@ export async function call(
   const declared = headers['content-length'];
   if (!error && declared !== undefined && Number(declared) !== body.length)
     error = `body of ${body.length} bytes, ${declared} declared`;
-  return { status, headers, body, text: body.toString('utf8'), error, ms: performance.now() - started };
+  const ms = performance.now() - started;
+  stalls.disable();
+  const stallMs = Math.max(0, stalls.max / 1e6 - 10);
+  return { status, headers, body, text: body.toString('utf8'), error, ms, stallMs };
 }
 
 export interface EnvelopeCheck {
