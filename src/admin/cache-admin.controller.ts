@@ -1,4 +1,5 @@
 import { Controller, Get, HttpCode, Logger, Post, Req, UseGuards } from '@nestjs/common';
+import { ApiBody, ApiOperation, ApiQuery } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { Public } from '../core/auth/auth.decorators.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
@@ -22,6 +23,23 @@ export interface PurgeResult {
   pathPrefix: string | null;
   purged: number;
 }
+
+/** What each field of a purge means, for the OpenAPI document (body and query alike). */
+const PURGE_FIELDS = {
+  upstream: 'The upstream whose entries go (macro, company, documents, deals).',
+  pathPrefix: 'With upstream: only entries below this upstream path, e.g. /feeds.',
+  path: 'Instead of upstream: a gateway path prefix, e.g. /macro/feeds (the upstream is its first segment).',
+} as const satisfies Record<keyof PurgeRequest, string>;
+
+const PURGE_REQUEST_SCHEMA = {
+  type: 'object',
+  properties: {
+    upstream: { type: 'string', description: PURGE_FIELDS.upstream },
+    pathPrefix: { type: 'string', description: PURGE_FIELDS.pathPrefix },
+    path: { type: 'string', description: PURGE_FIELDS.path },
+  },
+  example: { upstream: 'macro', pathPrefix: '/feeds' },
+};
 
 function invalid(message: string): GatewayError {
   return new GatewayError('VALIDATION_FAILED', { parameter: 'body', message });
@@ -56,6 +74,27 @@ export class CacheAdminController {
    */
   @Post('purge')
   @HttpCode(200)
+  @ApiOperation({
+    summary: 'Purge cached answers of one upstream',
+    description:
+      'Give `upstream` (with an optional upstream `pathPrefix`), or a gateway `path` prefix, as a JSON ' +
+      'body or as query parameters. Answers `{ upstream, pathPrefix, purged }`. Behind the operator token.',
+  })
+  @ApiBody({ required: false, schema: PURGE_REQUEST_SCHEMA })
+  // Listed in the document in the reverse order of these lines (decorators apply bottom-up).
+  @ApiQuery({ name: 'path', required: false, schema: { type: 'string' }, description: PURGE_FIELDS.path })
+  @ApiQuery({
+    name: 'pathPrefix',
+    required: false,
+    schema: { type: 'string' },
+    description: PURGE_FIELDS.pathPrefix,
+  })
+  @ApiQuery({
+    name: 'upstream',
+    required: false,
+    schema: { type: 'string' },
+    description: PURGE_FIELDS.upstream,
+  })
   async purge(@Req() req: FastifyRequest): Promise<PurgeResult> {
     const input = this.readInput(req);
     const { upstream, pathPrefix } = this.resolve(input);

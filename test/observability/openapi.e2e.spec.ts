@@ -230,4 +230,14 @@ describe('OpenAPI document at /docs and /docs/json', () => {
     expect(params[4].schema.enum).toEqual(['json', 'csv']);
     expect(report.summary).toBeTruthy();
   });
+
+  it('documents the cache purge: its fields as query parameters and as a JSON body', () => {
+    const purge = doc.paths['/admin/cache/purge'].post;
+    const fields = ['upstream', 'pathPrefix', 'path'];
+    expect((purge.parameters as Array<{ name: string; in: string }>).map((p) => [p.name, p.in])).toEqual(
+      fields.map((f) => [f, 'query']),
+    );
+    expect(Object.keys(purge.requestBody.content['application/json'].schema.properties)).toEqual(fields);
+    expect(purge.requestBody.required).toBe(false);
+  });
 });
