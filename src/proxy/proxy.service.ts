@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { memoised } from '../core/memo/bounded-memo.js';
 import { isConsumerKeyParam } from '../core/auth/consumer.js';
 import type { FieldSelection } from '../core/http/field-selection.js';
 import { parseQuery, queryPairsOf } from '../core/http/query-string.js';
@@ -58,12 +59,6 @@ function seenKeyOf(req: FastifyRequest): string | undefined {
 function carriesConsumerKey(req: FastifyRequest): boolean {
   for (const [k] of queryPairsOf(req)) if (isConsumerKeyParam(k)) return true;
   return false;
-}
-
-function remember(seen: Map<string, SeenRequest>, key: string, value: SeenRequest): void {
-  if (seen.has(key)) return;
-  if (seen.size >= MAX_SEEN) seen.delete(seen.keys().next().value as string);
-  seen.set(key, value);
 }
 
 /** Who follows a signed link, for the upstream budget's fair queue (links need no gateway key). */
@@ -150,7 +145,7 @@ export class ProxyService implements OnApplicationShutdown {
     // The cache stage named the key (synchronously, before any wait): remember it for this request's
     // spelling, unless the URL carries a consumer key (a secret never becomes a key of anything).
     if (seenAs !== undefined && proxyReq.cacheKey && !carriesConsumerKey(req))
-      remember(compiled.seen!, seenAs, { key: proxyReq.cacheKey, fields });
+      memoised(compiled.seen!, seenAs, MAX_SEEN, () => ({ key: proxyReq.cacheKey!, fields }));
     if (!fields) return res;
     return res instanceof Promise
       ? res.then((r) => selectResponseFields(r, fields))

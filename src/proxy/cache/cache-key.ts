@@ -1,6 +1,7 @@
 import { hash as digest } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
 import { isConsumerKeyParam } from '../../core/auth/consumer.js';
+import { memoised } from '../../core/memo/bounded-memo.js';
 import { baseName, type QueryPairs } from '../../core/http/query-string.js';
 import type { ProxyRequest, RouteDefinition } from '../pipeline.types.js';
 
@@ -124,17 +125,18 @@ const MAX_REMEMBERED = 4096;
 const MAX_REMEMBERED_LENGTH = 1024;
 
 function hashOf(canonical: string): string {
-  let hash = hashes.get(canonical);
-  if (hash !== undefined) return hash;
-  // One-shot hash: no Hash object. SHA-256 and not a cheaper hash: keys are shared between consumers, so a
-  // collision someone could craft would serve one request's answer to another.
-  hash = digest('sha256', canonical, 'hex').slice(0, 32);
-  if (canonical.length <= MAX_REMEMBERED_LENGTH) {
-    // Oldest first out (insertion order): a stream of unique keys cannot grow the memo.
-    if (hashes.size >= MAX_REMEMBERED) hashes.delete(hashes.keys().next().value as string);
-    hashes.set(canonical, hash);
-  }
-  return hash;
+  // Oldest first out (insertion order): a stream of unique keys cannot grow the memo.
+  return canonical.length <= MAX_REMEMBERED_LENGTH
+    ? memoised(hashes, canonical, MAX_REMEMBERED, () => sha256Hex(canonical))
+    : sha256Hex(canonical);
+}
+
+/**
+ * One-shot hash: no Hash object. SHA-256 and not a cheaper hash: keys are shared between consumers, so a
+ * collision someone could craft would serve one request's answer to another.
+ */
+function sha256Hex(canonical: string): string {
+  return digest('sha256', canonical, 'hex').slice(0, 32);
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { request } from 'undici';
 import { testConsumer } from '../../helpers/consumers.js';
 import { startGateway, type GatewayHandle } from '../../helpers/gateway.js';
 import { eventually } from '../../helpers/eventually.js';
+import { stallMeter } from '../support/gateway-client.js';
 import { RawVendor } from '../support/raw-vendor.js';
 
 const DEADLINE_MS = 1500;
@@ -104,11 +104,9 @@ describe('defect 6: a trickling vendor body is never cut off', () => {
     // stall (a major GC of its heap, the scheduler) and no timer of anyone's fires meanwhile. The longest
     // stall seen during the call is added to the slack; a gateway that itself waits too long (undici's
     // coarse timers, up to ~0.5 s late on an idle loop: the defect) still fails.
-    const stalls = monitorEventLoopDelay({ resolution: 10 });
-    stalls.enable();
+    const stalls = stallMeter();
     const res = await call(path);
-    stalls.disable();
-    const stallMs = Math.max(0, stalls.max / 1e6 - 10);
+    const stallMs = stalls.stop();
     expect(res.status).toBe(504);
     const body = JSON.parse(res.text);
     expect(body.error).toMatchObject({ code: 'UPSTREAM_TIMEOUT', status: 504, upstream: 'macro' });

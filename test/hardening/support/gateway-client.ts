@@ -10,12 +10,24 @@ export interface Answer {
   /** Set when the transfer broke (reset, truncated body): the client got less than it was promised. */
   error?: string;
   ms: number;
-  /**
-   * The longest stall of this process's event loop during the call, past the 10 ms sampling (a major GC,
-   * the scheduler while the whole suite loads both cores). An in-process gateway can answer nothing
-   * meanwhile, so deadline checks allow it on top of their slack.
-   */
+  /** The longest stall of this process's event loop during the call (`stallMeter`). */
   stallMs: number;
+}
+
+/**
+ * Starts measuring the longest stall of this process's event loop; `stop()` gives it in ms, past the 10 ms
+ * sampling. A gateway running in this process answers nothing during a stall (a major GC, the scheduler
+ * while the whole suite loads both cores), so deadline checks allow it on top of their slack.
+ */
+export function stallMeter(): { stop: () => number } {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  return {
+    stop: () => {
+      h.disable();
+      return Math.max(0, h.max / 1e6 - 10);
+    },
+  };
 }
 
 const agent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
@@ -32,8 +44,7 @@ export async function call(
   } = {},
 ): Promise<Answer> {
   const started = performance.now();
-  const stalls = monitorEventLoopDelay({ resolution: 10 });
-  stalls.enable();
+  const stalls = stallMeter();
   let status = 0;
   const headers: Record<string, string> = {};
   const chunks: Buffer[] = [];
@@ -62,8 +73,7 @@ export async function call(
   if (!error && declared !== undefined && Number(declared) !== body.length)
     error = `body of ${body.length} bytes, ${declared} declared`;
   const ms = performance.now() - started;
-  stalls.disable();
-  const stallMs = Math.max(0, stalls.max / 1e6 - 10);
+  const stallMs = stalls.stop();
   return { status, headers, body, text: body.toString('utf8'), error, ms, stallMs };
 }
 
