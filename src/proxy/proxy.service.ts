@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
-import { memoised } from '../core/memo/bounded-memo.js';
+import { BoundedMemo } from '../core/memo/bounded-memo.js';
 import { isConsumerKeyParam } from '../core/auth/consumer.js';
 import type { FieldSelection } from '../core/http/field-selection.js';
 import { parseQuery, queryPairsOf } from '../core/http/query-string.js';
@@ -44,7 +44,7 @@ interface ForwardRoute extends CompiledRoute {
   readonly handler: Handler;
   readonly freshHit?: (key: CacheKey) => ProxyResponse | undefined;
   /** By URL and negotiation headers; bounded (oldest out first). */
-  readonly seen?: Map<string, SeenRequest>;
+  readonly seen?: BoundedMemo<string, SeenRequest>;
 }
 
 const MAX_SEEN = 2048;
@@ -106,7 +106,7 @@ export class ProxyService implements OnApplicationShutdown {
         ...compileRoute(def, route),
         handler,
         // Only GETs are answered from the cache; only a store read synchronously makes the shortcut pay.
-        ...(route.method === 'GET' && !route.file && freshHit ? { freshHit, seen: new Map() } : {}),
+        ...(route.method === 'GET' && !route.file && freshHit ? { freshHit, seen: new BoundedMemo<string, SeenRequest>(MAX_SEEN) } : {}),
       });
   }
 
@@ -133,7 +133,7 @@ export class ProxyService implements OnApplicationShutdown {
     if (!consumer) throw new GatewayError('UNAUTHENTICATED');
     const seenAs = compiled.seen && !req.trace?.spans ? seenKeyOf(req) : undefined;
     if (seenAs !== undefined) {
-      const seen = compiled.seen!.get(seenAs);
+      const seen = compiled.seen!.peek(seenAs);
       if (seen !== undefined && !wantsNoCache(req)) {
         const res = compiled.freshHit!(seen.key);
         if (res) return seen.fields ? selectResponseFields(res, seen.fields) : res;
@@ -145,7 +145,7 @@ export class ProxyService implements OnApplicationShutdown {
     // The cache stage named the key (synchronously, before any wait): remember it for this request's
     // spelling, unless the URL carries a consumer key (a secret never becomes a key of anything).
     if (seenAs !== undefined && proxyReq.cacheKey && !carriesConsumerKey(req))
-      memoised(compiled.seen!, seenAs, MAX_SEEN, () => ({ key: proxyReq.cacheKey!, fields }));
+      compiled.seen!.get(seenAs, () => ({ key: proxyReq.cacheKey!, fields }));
     if (!fields) return res;
     return res instanceof Promise
       ? res.then((r) => selectResponseFields(r, fields))
@@ -154,7 +154,7 @@ export class ProxyService implements OnApplicationShutdown {
 
   /** The request spellings remembered for `route` (tests check that no consumer key ever becomes one). */
   rememberedOf(route: RouteDefinition): string[] {
-    return [...(this.routes.get(route)?.seen?.keys() ?? [])];
+    return this.routes.get(route)?.seen?.keys() ?? [];
   }
 
   /**

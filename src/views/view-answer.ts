@@ -1,6 +1,6 @@
 import { createHash, hash } from 'node:crypto';
 import type { ErrorEnvelope } from '../core/errors/error-envelope.js';
-import { memoised } from '../core/memo/bounded-memo.js';
+import { BoundedMemo } from '../core/memo/bounded-memo.js';
 import { selectFields, type FieldSelection } from '../core/http/field-selection.js';
 import type { ViewDefinition } from './view-definition.js';
 import { partData, type ViewRun } from './view-runner.js';
@@ -127,12 +127,11 @@ export function etagOf(dataText: string, complete: boolean): string {
 }
 
 /** ETags by the parts' digests: a view polled while its parts stay the same hashes once (bounded). */
-const etags = new Map<string, string>();
-const MAX_ETAGS = 1024;
+const etags = new BoundedMemo<string, string>(1024);
 
 function etagOfDigests(digests: string, complete: boolean): string {
   const key = complete ? digests : digests + '\u0000partial';
-  return memoised(etags, key, MAX_ETAGS, () => etagOf(digests, complete));
+  return etags.get(key, () => etagOf(digests, complete));
 }
 
 /** Whether `If-None-Match` names this ETag (weak comparison, lists and `*` included). */

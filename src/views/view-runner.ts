@@ -1,5 +1,5 @@
 import { buildEnvelope, type ErrorEnvelope } from '../core/errors/error-envelope.js';
-import { memoised } from '../core/memo/bounded-memo.js';
+import { BoundedMemo } from '../core/memo/bounded-memo.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { selectFields } from '../core/http/field-selection.js';
 import { stringifyQuery, type QueryPairs } from '../core/http/query-string.js';
@@ -111,7 +111,7 @@ function partUrl(part: ViewPart, ctx: TemplateContext): PartTarget {
  * Targets of the parts that read no other part, by the view's parameter values: a view asked again with
  * the same parameters builds no URL (bounded per part, oldest out first). Targets are shared: read only.
  */
-const targets = new WeakMap<ViewPart, Map<string, PartTarget>>();
+const targets = new WeakMap<ViewPart, BoundedMemo<string, PartTarget>>();
 const MAX_TARGETS = 256;
 
 function targetOf(view: ViewDefinition, part: ViewPart, ctx: TemplateContext): PartTarget {
@@ -123,8 +123,8 @@ function targetOf(view: ViewDefinition, part: ViewPart, ctx: TemplateContext): P
     key += v === undefined ? '-;' : `${v.length}:${v}`;
   }
   let byParams = targets.get(part);
-  if (!byParams) targets.set(part, (byParams = new Map<string, PartTarget>()));
-  return memoised(byParams, key, MAX_TARGETS, () => partUrl(part, ctx));
+  if (!byParams) targets.set(part, (byParams = new BoundedMemo<string, PartTarget>(MAX_TARGETS)));
+  return byParams.get(key, () => partUrl(part, ctx));
 }
 
 /**

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { ByteLruStore } from '../../src/proxy/cache/byte-lru.store.js';
 import { decodeEntry, encodeEntry, entryBytes, type CacheEntry } from '../../src/proxy/cache/cache-entry.js';
 import type { CacheKey } from '../../src/proxy/cache/cache-key.js';
@@ -50,6 +51,61 @@ describe('ByteLruStore', () => {
     expect(lru.bytes).toBe(before - 400);
     expect(await lru.delete('a')).toBe(true);
     expect(lru.bytes).toBe(0);
+  });
+
+  it('evicts in least-recently-used order through any mix of writes, first reads, deletes and clears', async () => {
+    // The evictor is one iterator kept between evictions; a model LRU (an array, oldest first) checks that
+    // it never skips, repeats or reorders a key. Only first reads are made: they always move the key.
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('set' as const),
+        key: fc.integer({ min: 0, max: 30 }),
+        size: fc.integer({ min: 1, max: 400 }),
+      }),
+      fc.record({ kind: fc.constant('read' as const), key: fc.integer({ min: 0, max: 30 }) }),
+      fc.record({ kind: fc.constant('delete' as const), key: fc.integer({ min: 0, max: 30 }) }),
+      fc.record({ kind: fc.constant('clear' as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 300 }), async (ops) => {
+        const lru = store(1_000);
+        let model: { key: string; bytes: number }[] = [];
+        const read = new Set<string>();
+        const cost = (key: string, size: number) => size + key.length * 2 + 96;
+        for (const o of ops) {
+          if (o.kind === 'clear') {
+            await lru.clear();
+            model = [];
+            read.clear();
+            continue;
+          }
+          const key = `k${o.key}`;
+          if (o.kind === 'set') {
+            await lru.set(key, sized(o.size));
+            model = model.filter((e) => e.key !== key);
+            read.delete(key);
+            const bytes = cost(key, o.size);
+            if (bytes <= 1_000) {
+              model.push({ key, bytes });
+              let used = model.reduce((n, e) => n + e.bytes, 0);
+              while (used > 1_000) used -= model.shift()!.bytes;
+            }
+          } else if (o.kind === 'read') {
+            const i = model.findIndex((e) => e.key === key);
+            if (i === -1 || read.has(key)) continue;
+            read.add(key);
+            expect(await lru.get(key)).toBeDefined();
+            model.push(...model.splice(i, 1));
+          } else {
+            await lru.delete(key);
+            model = model.filter((e) => e.key !== key);
+            read.delete(key);
+          }
+          expect(lru.keys()).toEqual(model.map((e) => e.key));
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('sweeps expired values', async () => {

@@ -1,7 +1,7 @@
 import { hash as digest } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
 import { isConsumerKeyParam } from '../../core/auth/consumer.js';
-import { memoised } from '../../core/memo/bounded-memo.js';
+import { BoundedMemo } from '../../core/memo/bounded-memo.js';
 import { baseName, type QueryPairs } from '../../core/http/query-string.js';
 import type { ProxyRequest, RouteDefinition } from '../pipeline.types.js';
 
@@ -119,15 +119,14 @@ function headersPart(headers: Readonly<Record<string, string>>): string {
 }
 
 /** Recently hashed canonical requests: a repeated request (every hit) costs a Map lookup, not a SHA-256. */
-const hashes = new Map<string, string>();
-const MAX_REMEMBERED = 4096;
+const hashes = new BoundedMemo<string, string>(4096);
 /** Long canonical forms are hashed each time rather than kept (a bound on the memo's bytes). */
 const MAX_REMEMBERED_LENGTH = 1024;
 
 function hashOf(canonical: string): string {
   // Oldest first out (insertion order): a stream of unique keys cannot grow the memo.
   return canonical.length <= MAX_REMEMBERED_LENGTH
-    ? memoised(hashes, canonical, MAX_REMEMBERED, () => sha256Hex(canonical))
+    ? hashes.get(canonical, () => sha256Hex(canonical))
     : sha256Hex(canonical);
 }
 
