@@ -114,6 +114,8 @@ async function bootstrap(onListening: () => void): Promise<void> {
       try {
         await app.close();
         await sandbox?.close();
+        // The log is written asynchronously: its last lines reach stdout before the process ends.
+        await new Promise<void>((resolve) => log.flush(() => resolve()));
         process.exit(0);
       } catch (err) {
         logger.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);

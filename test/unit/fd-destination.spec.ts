@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FdDestination } from '../../src/core/logging/fd-destination.js';
+
+const flushed = (d: FdDestination) => new Promise<void>((resolve) => d.flush(() => resolve()));
+
+describe('FdDestination (the asynchronous stdout of the log)', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'atrium-fd-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes every line whole and in order, across turns, buffers and multi-byte text', async () => {
+    const file = join(dir, 'log');
+    const fd = openSync(file, 'w');
+    const d = new FdDestination({ fd, chunkBytes: 1024 });
+    const lines: string[] = [];
+    for (let turn = 0; turn < 40; turn++) {
+      for (let i = 0; i < 250; i++) {
+        // Sizes across the buffer's: short lines, lines near 1 KB, and some far larger than a buffer.
+        const size = i % 97 === 0 ? 5000 : (i * 37) % 900;
+        const line = `{"n":${turn * 1000 + i},"t":"${'é€x'.repeat(size / 3)}"}\n`;
+        lines.push(line);
+        expect(d.write(line)).toBe(true);
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    await flushed(d);
+    closeSync(fd);
+    expect(readFileSync(file, 'utf8')).toBe(lines.join(''));
+    expect(d.dropped).toBe(0);
+  });
+
+  it('flushSync writes what is pending at once (exit paths)', () => {
+    const file = join(dir, 'log');
+    const fd = openSync(file, 'w');
+    const d = new FdDestination({ fd });
+    d.write('a\n');
+    d.write('b\n');
+    d.flushSync();
+    closeSync(fd);
+    expect(readFileSync(file, 'utf8')).toBe('a\nb\n');
+  });
+
+  it('keeps memory bounded while the reader stalls: drops beyond the bound, then says how many', async () => {
+    // A reader that reads nothing until told to: the pipe fills, the write in flight waits in the thread
+    // pool, and lines pile up in the destination.
+    const out = join(dir, 'read');
+    const reader = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const fs = require('fs');
+         process.on('message', () => { process.stdin.pipe(fs.createWriteStream(${JSON.stringify(out)})); process.disconnect(); });`,
+      ],
+      { stdio: ['pipe', 'ignore', 'inherit', 'ipc'] },
+    );
+    await new Promise((r) => reader.once('spawn', r));
+    const fd = (reader.stdin as unknown as { _handle: { fd: number } })._handle.fd;
+    const d = new FdDestination({ fd, chunkBytes: 4096, maxPendingBytes: 256 * 1024 });
+    const line = `{"msg":"${'x'.repeat(990)}"}\n`; // 1,001 bytes
+    const accepted: boolean[] = [];
+    // 2 MB: more than the pipe (64 KB) and the bound (256 KB) hold together.
+    for (let turn = 0; turn < 40; turn++) {
+      for (let i = 0; i < 50; i++) accepted.push(d.write(line));
+      await new Promise((r) => setImmediate(r));
+    }
+    const kept = accepted.filter(Boolean).length;
+    expect(d.dropped).toBe(accepted.length - kept);
+    expect(d.dropped).toBeGreaterThan(1000);
+    expect(kept).toBeLessThan(600); // pipe + in-flight buffer + the bound, not the 2,000 lines
+    // Everything accepted still arrives, in order, followed by the count of what was not.
+    reader.send('read');
+    await flushed(d);
+    reader.stdin!.destroy();
+    await new Promise((r) => reader.once('exit', r));
+    const got = readFileSync(out, 'utf8').split('\n').filter(Boolean);
+    expect(got.slice(0, kept)).toEqual(Array(kept).fill(line.trimEnd()));
+    expect(got.slice(kept).map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 'warn', dropped: d.dropped }),
+    ]);
+  });
+
+  it('refuses options that cannot work', () => {
+    expect(() => new FdDestination({ fd: -1 })).toThrow(/descriptor/);
+    expect(() => new FdDestination({ fd: 1, chunkBytes: 10 })).toThrow(/chunkBytes/);
+    expect(() => new FdDestination({ fd: 1, chunkBytes: 4096, maxPendingBytes: 1024 })).toThrow(
+      /maxPendingBytes/,
+    );
+  });
+});
