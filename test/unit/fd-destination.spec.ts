@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FdDestination } from '../../src/core/logging/fd-destination.js';
@@ -30,6 +30,28 @@ describe('FdDestination (the asynchronous stdout of the log)', () => {
     closeSync(fd);
     expect(readFileSync(file, 'utf8')).toBe(lines.join(''));
     expect(d.dropped).toBe(0);
+  });
+
+  it('gathers lines into one write: when 16 KB wait, or within flushMs of the first', async () => {
+    const file = join(dir, 'log');
+    const fd = openSync(file, 'w');
+    const d = new FdDestination({ fd, flushBytes: 1024, flushMs: 30 });
+    const size = () => statSync(file).size;
+    d.write('first\n');
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(size()).toBe(0); // not written on the next turn: it waits for more
+    // Within flushMs it lands on its own (a condition, polled: no fixed sleep).
+    const started = Date.now();
+    while (size() === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 5));
+    expect(readFileSync(file, 'utf8')).toBe('first\n');
+    // flush(cb) (pino's logger.flush) does not wait for the timer either.
+    d.write('x'.repeat(2000) + '\n');
+    const t0 = Date.now();
+    await flushed(d);
+    expect(size()).toBe(6 + 2001);
+    expect(Date.now() - t0).toBeLessThan(30);
+    closeSync(fd);
   });
 
   it('flushSync writes what is pending at once (exit paths)', () => {
