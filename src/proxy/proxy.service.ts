@@ -106,7 +106,9 @@ export class ProxyService implements OnApplicationShutdown {
         ...compileRoute(def, route),
         handler,
         // Only GETs are answered from the cache; only a store read synchronously makes the shortcut pay.
-        ...(route.method === 'GET' && !route.file && freshHit ? { freshHit, seen: new BoundedMemo<string, SeenRequest>(MAX_SEEN) } : {}),
+        ...(route.method === 'GET' && !route.file && freshHit
+          ? { freshHit, seen: new BoundedMemo<string, SeenRequest>(MAX_SEEN) }
+          : {}),
       });
   }
 
