@@ -51,8 +51,10 @@ describe('without Redis the consumers file is the source of truth (one gateway p
   it('a valid change of the file is in force without a restart (and a SIGHUP re-reads it)', async () => {
     writeConsumersFile(dir, [first.consumer, second.consumer]);
     await eventually(async () => (await call(second.key)).status === 200, { what: 'the added consumer' });
-    expect(output()).toMatch(
-      /consumers file reloaded \(file changed\): 2 consumer\(s\); added \[second-app\]/,
+    // The log reaches stdout asynchronously (within 50 ms): wait for the line, not just the effect.
+    await eventually(
+      () => /consumers file reloaded \(file changed\): 2 consumer\(s\); added \[second-app\]/.test(output()),
+      { what: 'the reload in the log' },
     );
     writeConsumersFile(dir, [second.consumer]);
     await eventually(async () => (await call(first.key)).status === 401, {

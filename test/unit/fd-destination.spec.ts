@@ -84,15 +84,16 @@ describe('FdDestination (the asynchronous stdout of the log)', () => {
     const d = new FdDestination({ fd, chunkBytes: 4096, maxPendingBytes: 256 * 1024 });
     const line = `{"msg":"${'x'.repeat(990)}"}\n`; // 1,001 bytes
     const accepted: boolean[] = [];
-    // 2 MB: more than the pipe (64 KB) and the bound (256 KB) hold together.
-    for (let turn = 0; turn < 40; turn++) {
+    // 8 MB: far more than the socket pair's buffers (a few hundred KB) and the bound hold together.
+    for (let turn = 0; turn < 160; turn++) {
       for (let i = 0; i < 50; i++) accepted.push(d.write(line));
       await new Promise((r) => setImmediate(r));
     }
     const kept = accepted.filter(Boolean).length;
     expect(d.dropped).toBe(accepted.length - kept);
-    expect(d.dropped).toBeGreaterThan(1000);
-    expect(kept).toBeLessThan(600); // pipe + in-flight buffer + the bound, not the 2,000 lines
+    expect(d.dropped).toBeGreaterThan(6000);
+    // The socket pair's buffers, the buffer in flight and the bound: not the 8,000 lines offered.
+    expect(kept).toBeLessThan(2000);
     // Everything accepted still arrives, in order, followed by the count of what was not.
     reader.send('read');
     await flushed(d);
