@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FdDestination } from '../../src/core/logging/fd-destination.js';
@@ -106,6 +106,20 @@ describe('FdDestination (the asynchronous stdout of the log)', () => {
     expect(reports.length).toBeGreaterThan(0);
     for (const r of reports) expect(r).toMatchObject({ level: 'warn', dropped: expect.any(Number) });
     expect(reports.reduce((n, r) => n + (r.dropped as number), 0)).toBe(d.dropped);
+  });
+
+  it('tells of a failing descriptor once per spell of failures, and still settles every flush', async () => {
+    const file = join(dir, 'log');
+    writeFileSync(file, '');
+    const fd = openSync(file, 'r'); // read-only: every write fails with EBADF
+    const errors: string[] = [];
+    const d = new FdDestination({ fd, onError: (e) => errors.push(e.code ?? '') });
+    for (let i = 0; i < 5; i++) {
+      d.write(`line ${i}\n`);
+      await flushed(d);
+    }
+    closeSync(fd);
+    expect(errors).toEqual(['EBADF']);
   });
 
   it('refuses options that cannot work', () => {

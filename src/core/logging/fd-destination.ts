@@ -14,7 +14,10 @@ export interface FdDestinationOptions {
   readonly flushMs?: number;
   /** Waits before writing again after EAGAIN (a non-blocking pipe that is full). */
   readonly retryMs?: number;
-  /** Told once per write error other than EAGAIN (the lines of that write are lost). */
+  /**
+   * Told of a write error other than EAGAIN (the lines of that write are lost): once per spell of failures,
+   * not once per write, so a closed stdout does not flood stderr.
+   */
   readonly onError?: (err: NodeJS.ErrnoException) => void;
 }
 
@@ -50,6 +53,7 @@ export class FdDestination implements DestinationStream {
   private readonly flushMs: number;
   private timer: NodeJS.Timeout | undefined;
   private readonly onError: (err: NodeJS.ErrnoException) => void;
+  private failing = false;
   /** Where new lines are copied. */
   private active: Buffer;
   private used = 0;
@@ -160,10 +164,12 @@ export class FdDestination implements DestinationStream {
           setTimeout(() => this.writeOut(buf, off, len), this.retryMs).unref();
           return;
         }
-        this.onError(err);
+        if (!this.failing) this.onError(err);
+        this.failing = true;
         this.written(buf);
         return;
       }
+      this.failing = false;
       if (off + n < len) this.writeOut(buf, off + n, len);
       else this.written(buf);
     });
