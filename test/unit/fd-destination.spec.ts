@@ -3,6 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FdDestination } from '../../src/core/logging/fd-destination.js';
+import { eventually } from '../helpers/eventually.js';
 
 const flushed = (d: FdDestination) => new Promise<void>((resolve) => d.flush(() => resolve()));
 
@@ -42,8 +43,7 @@ describe('FdDestination (the asynchronous stdout of the log)', () => {
     await new Promise((r) => setImmediate(r));
     expect(size()).toBe(0); // not written on the next turn: it waits for more
     // Within flushMs it lands on its own (a condition, polled: no fixed sleep).
-    const started = Date.now();
-    while (size() === 0 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 5));
+    await eventually(() => size() > 0, { timeoutMs: 5_000, intervalMs: 5, what: 'the timed write' });
     expect(readFileSync(file, 'utf8')).toBe('first\n');
     closeSync(fd);
     // flush(cb) (pino's logger.flush) does not wait for the timer: with a minute's timer it still returns.
