@@ -62,6 +62,12 @@ export interface ProxyRequest {
   readonly cacheMiss?: CacheMiss;
   /** Set by the cache stage on a cacheable read: where its answer lives (the proxy remembers it, issue 15). */
   cacheKey?: CacheKey;
+  /**
+   * The proxy remembers this request's key by its spelling (proxy.service.ts): a repeat never derives it
+   * again, so its canonical form is hashed without being memoised (a stream of new keys, as in a miss or a
+   * 429 storm, would only churn the hash memo).
+   */
+  readonly keyRemembered?: boolean;
 }
 
 /** What the cache stage's lookup found, for the coalescing stage behind it (which works without it too). */

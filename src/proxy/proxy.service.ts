@@ -141,12 +141,13 @@ export class ProxyService implements OnApplicationShutdown {
         if (res) return seen.fields ? selectResponseFields(res, seen.fields) : res;
       }
     }
-    const proxyReq = buildProxyRequest(compiled, req, consumer);
+    // A spelling is remembered unless the URL carries a consumer key (a secret never becomes a key of anything).
+    const remember = seenAs !== undefined && !carriesConsumerKey(req);
+    const proxyReq = buildProxyRequest(compiled, req, consumer, remember);
     const fields = takeFieldSelection(proxyReq);
     const res = compiled.handler(proxyReq);
-    // The cache stage named the key (synchronously, before any wait): remember it for this request's
-    // spelling, unless the URL carries a consumer key (a secret never becomes a key of anything).
-    if (seenAs !== undefined && proxyReq.cacheKey && !carriesConsumerKey(req))
+    // The cache stage named the key (synchronously, before any wait): remember it for this request's spelling.
+    if (remember && proxyReq.cacheKey)
       compiled.seen!.get(seenAs, () => ({ key: proxyReq.cacheKey!, fields }));
     if (!fields) return res;
     return res instanceof Promise

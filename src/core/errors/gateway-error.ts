@@ -72,6 +72,25 @@ export class GatewayError extends Error {
     };
     return Object.assign(e, fields);
   }
+
+  /**
+   * An expected rejection that one instance answers for many requests (the limiter's cooldown and breaker
+   * refusals, per whole second of `Retry-After`): nobody may change it after this, and the exception
+   * filter serialises its envelope once and fills in each request's ids (envelope-template.ts).
+   */
+  static shared(code: ErrorCode, details: Omit<GatewayErrorDetails, 'cause'> = {}): GatewayError {
+    const e = GatewayError.expected(code, details);
+    SHARED.add(e);
+    return e;
+  }
+}
+
+/** Errors built by `GatewayError.shared` (a set beside them: their own keys stay those of any GatewayError). */
+const SHARED = new WeakSet<GatewayError>();
+
+/** Whether `err` answers many requests (`GatewayError.shared`). */
+export function isSharedError(err: GatewayError): boolean {
+  return SHARED.has(err);
 }
 
 export function isGatewayError(e: unknown): e is GatewayError {

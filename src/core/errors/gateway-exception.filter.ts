@@ -12,9 +12,10 @@ import type { AllowedMethods } from '../http/allowed-methods.js';
 import { wantsXml } from '../http/negotiation.js';
 import { SecretRedactor } from '../logging/secret-redactor.js';
 import type { ErrorCode } from './error-codes.js';
-import { buildEnvelope, envelopeToXml } from './error-envelope.js';
-import { ErrorShapeRegistry } from './error-shape.registry.js';
-import { GatewayError } from './gateway-error.js';
+import { buildEnvelope, envelopeToXml, type ErrorEnvelope } from './error-envelope.js';
+import { ErrorShapeRegistry, type ErrorShapeExtension } from './error-shape.registry.js';
+import { EnvelopeTemplates } from './envelope-template.js';
+import { GatewayError, isSharedError } from './gateway-error.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -67,11 +68,17 @@ export function toGatewayError(err: unknown): GatewayError {
 export class GatewayExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
   private allowed?: AllowedMethods;
+  private readonly templates: EnvelopeTemplates;
 
   constructor(
     private readonly shapes: ErrorShapeRegistry,
     private readonly redactor: SecretRedactor,
-  ) {}
+  ) {
+    this.templates = new EnvelopeTemplates(
+      (t) => redactor.redact(t),
+      () => redactor.generation,
+    );
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
@@ -104,11 +111,9 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     } else if (err.status >= 500) {
       this.logger.warn(this.redactor.redact(`requestId=${requestId} ${err.code} ${err.message}`));
     }
-    const envelope = buildEnvelope(err, requestId, req.trace?.traceId);
-    envelope.error.message = this.redactor.redact(envelope.error.message);
-    const ext = this.shapes.forUrl(req.url);
-    if (ext) Object.assign(envelope, ext.extend(err));
     if (reply.sent) return;
+    const traceId = req.trace?.traceId;
+    const ext = this.shapes.forUrl(req.url);
     const raw = req.raw as FastifyRequest['raw'] | undefined;
     if (raw && bodyPending(raw)) {
       // Answered before the body was read (413 over the limit, a refusal in onRequest): Fastify would close
@@ -124,10 +129,28 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     const q = req.query as Record<string, unknown> | undefined;
     const format = typeof q?.format === 'string' ? q.format : undefined;
     if (wantsXml(format, req.headers.accept)) {
-      void reply.header('content-type', 'application/xml; charset=utf-8').send(envelopeToXml(envelope));
+      const xml = envelopeToXml(this.envelopeOf(err, requestId, traceId, ext));
+      void reply.header('content-type', 'application/xml; charset=utf-8').send(xml);
     } else {
-      void reply.header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(envelope));
+      // A shared refusal (a 429 storm's) was serialised once: only the ids are filled in.
+      const json =
+        (isSharedError(err) ? this.templates.json(err, ext, requestId, traceId) : undefined) ??
+        JSON.stringify(this.envelopeOf(err, requestId, traceId, ext));
+      void reply.header('content-type', 'application/json; charset=utf-8').send(json);
     }
+  }
+
+  /** The envelope of `err` for one request: message scrubbed, the URL's vendor-shaped fields beside it. */
+  private envelopeOf(
+    err: GatewayError,
+    requestId: string,
+    traceId: string | undefined,
+    ext: ErrorShapeExtension | undefined,
+  ): ErrorEnvelope {
+    const envelope = buildEnvelope(err, requestId, traceId);
+    envelope.error.message = this.redactor.redact(envelope.error.message);
+    if (ext) Object.assign(envelope, ext.extend(err));
+    return envelope;
   }
 }
 

@@ -14,6 +14,7 @@ export class SecretRedactor {
   private readonly forms = new Map<string, readonly string[]>();
   private matcher = new SecretMatcher([]);
   private scrubs = 0;
+  private version = 0;
 
   register(secret: string | undefined): void {
     if (!secret || secret.length < 6 || this.forms.has(secret)) return;
@@ -30,6 +31,12 @@ export class SecretRedactor {
 
   private rebuild(): void {
     this.matcher = new SecretMatcher(this.secrets, (s) => this.forms.get(s) ?? []);
+    this.version++;
+  }
+
+  /** Changes whenever a secret is registered or unregistered (text scrubbed before may need it again). */
+  get generation(): number {
+    return this.version;
   }
 
   get scrubCount(): number {

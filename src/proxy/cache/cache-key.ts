@@ -118,14 +118,17 @@ function headersPart(headers: Readonly<Record<string, string>>): string {
   return out;
 }
 
-/** Recently hashed canonical requests: a repeated request (every hit) costs a Map lookup, not a SHA-256. */
+/**
+ * Recently hashed canonical requests: a repeated request the proxy does not remember by its spelling (a
+ * vendor client's, with its key in the query; a traced one) costs a Map lookup, not a SHA-256.
+ */
 const hashes = new BoundedMemo<string, string>(4096);
 /** Long canonical forms are hashed each time rather than kept (a bound on the memo's bytes). */
 const MAX_REMEMBERED_LENGTH = 1024;
 
-function hashOf(canonical: string): string {
+function hashOf(canonical: string, remembered: boolean | undefined): string {
   // Oldest first out (insertion order): a stream of unique keys cannot grow the memo.
-  return canonical.length <= MAX_REMEMBERED_LENGTH
+  return !remembered && canonical.length <= MAX_REMEMBERED_LENGTH
     ? hashes.get(canonical, () => sha256Hex(canonical))
     : sha256Hex(canonical);
 }
@@ -160,7 +163,7 @@ export function cacheKeyOf(req: ProxyRequest, ctx: KeyContext): CacheKey {
     req.format +
     '\n' +
     req.credentialId;
-  const hash = hashOf(canonical);
+  const hash = hashOf(canonical, req.keyRemembered);
   const scope = scopeOf(req.upstream, req.credentialId, ctx.family);
   const path = req.path.length > MAX_PATH_IN_KEY ? req.path.slice(0, MAX_PATH_IN_KEY) : req.path;
   const lockId = scope + ':' + hash;

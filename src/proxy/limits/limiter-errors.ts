@@ -27,7 +27,7 @@ export function budgetSpentError(
 
 export function coolingDownError(upstream: string, title: string, ms: number): GatewayError {
   const seconds = retryAfterSeconds(ms);
-  return GatewayError.expected('UPSTREAM_RATE_LIMITED', {
+  return GatewayError.shared('UPSTREAM_RATE_LIMITED', {
     upstream,
     retryAfterSeconds: seconds,
     message: `${capitalise(title)} is rate limiting the gateway; retry in ${seconds} s.`,
@@ -35,12 +35,34 @@ export function coolingDownError(upstream: string, title: string, ms: number): G
 }
 
 export function circuitOpenError(upstream: string, title: string, openRemainingMs: number): GatewayError {
-  return GatewayError.expected('UPSTREAM_UNAVAILABLE', {
+  return GatewayError.shared('UPSTREAM_UNAVAILABLE', {
     upstream,
     upstreamCode: 'CIRCUIT_OPEN',
     retryAfterSeconds: retryAfterSeconds(openRemainingMs),
     message: `${capitalise(title)} is failing; the gateway stopped calling it for now.`,
   });
+}
+
+/**
+ * One refusal per whole second of `Retry-After`: while a cooldown or an open breaker refuses every call,
+ * the requests refused in the same second share one error (`GatewayError.shared`), whose envelope the
+ * exception filter serialises once. A 429 storm then builds no error and no envelope per request.
+ */
+export class RefusalMemo {
+  private seconds = 0;
+  private err: GatewayError | undefined;
+
+  constructor(private readonly make: (ms: number) => GatewayError) {}
+
+  /** The refusal for `ms` left (the same instance as the last call's when the seconds are the same). */
+  at(ms: number): GatewayError {
+    const seconds = retryAfterSeconds(ms);
+    if (this.err === undefined || seconds !== this.seconds) {
+      this.err = this.make(ms);
+      this.seconds = seconds;
+    }
+    return this.err;
+  }
 }
 
 export function shuttingDownError(upstream: string): GatewayError {

@@ -7,6 +7,7 @@ import {
   budgetSpentError,
   circuitOpenError,
   coolingDownError,
+  RefusalMemo,
   retryAfterSeconds,
   shuttingDownError,
 } from './limiter-errors.js';
@@ -53,6 +54,9 @@ export class UpstreamLimiter {
   private readonly budget: BudgetSource;
   private readonly dispenser: TokenDispenser;
   private readonly permits = new WeakMap<ProxyRequest, Permit>();
+  /** The refusals of a cooldown and of an open breaker, one per whole second of `Retry-After`. */
+  private readonly coolingError: RefusalMemo;
+  private readonly openError: RefusalMemo;
 
   constructor(
     private readonly o: UpstreamLimiterOptions,
@@ -60,6 +64,8 @@ export class UpstreamLimiter {
   ) {
     validateLimiterOptions(o);
     this.name = o.upstream;
+    this.coolingError = new RefusalMemo((ms) => coolingDownError(o.upstream, o.title, ms));
+    this.openError = new RefusalMemo((ms) => circuitOpenError(o.upstream, o.title, ms));
     this.now = deps.now ?? ((): number => Date.now());
     this.state = new UpstreamLimitState(o, deps.shared !== undefined, this.now());
     this.state.breaker.onChange = (from, to) =>
@@ -110,8 +116,7 @@ export class UpstreamLimiter {
     const cooling = this.state.cooldownRemainingMs(now);
     if (cooling > 0) return this.cooldownError(cooling);
     const breaker = this.state.breaker;
-    if (breaker.state(now) === 'open')
-      return circuitOpenError(this.name, this.o.title, breaker.openRemainingMs(now));
+    if (breaker.state(now) === 'open') return this.openError.at(breaker.openRemainingMs(now));
     return undefined;
   }
 
@@ -125,8 +130,7 @@ export class UpstreamLimiter {
     const cooling = this.state.cooldownRemainingMs(now);
     if (cooling > 0) throw this.cooldownError(cooling);
     const ticket = this.state.breaker.tryAcquire(now);
-    if (ticket === BREAKER_REFUSED)
-      throw circuitOpenError(this.name, this.o.title, this.state.breaker.openRemainingMs(now));
+    if (ticket === BREAKER_REFUSED) throw this.openError.at(this.state.breaker.openRemainingMs(now));
     try {
       await this.dispenser.tokens(req.route.cost ?? 1, req, deadline);
       // A cooldown may have begun while this request waited (another replica's 429): its token is dropped.
@@ -269,7 +273,7 @@ export class UpstreamLimiter {
   }
 
   private cooldownError(ms: number): GatewayError {
-    return coolingDownError(this.name, this.o.title, ms);
+    return this.coolingError.at(ms);
   }
 
   // ---------------------------------------------------------------------------------------------
