@@ -57,10 +57,18 @@ export class RequestObserver {
     reply: Pick<FastifyReply, 'statusCode' | 'elapsedTime' | 'getHeader'>,
     level: RequestLogLevel = 'info',
   ): void {
-    const routeOptions = req.routeOptions;
-    const atrium = (routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
-      ATRIUM_ROUTE_CONFIG
-    ];
+    // A proxied route's handler named it (no `routeOptions` getter, which builds an object per call).
+    let atrium = req.atriumRoute;
+    let config: object | undefined = atrium;
+    let route: string;
+    if (atrium !== undefined) route = atrium.routeId;
+    else {
+      const routeOptions = req.routeOptions;
+      config = routeOptions.config;
+      atrium = (config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[ATRIUM_ROUTE_CONFIG];
+      // The registered pattern (`/health/ready`), never the raw path, for the gateway's own endpoints.
+      route = atrium ? atrium.routeId : (routeOptions.url ?? 'unmatched');
+    }
     const reqId = String(req.id);
     const status = reply.statusCode;
     const totalMs = reply.elapsedTime;
@@ -69,11 +77,8 @@ export class RequestObserver {
     const upstreamMs = this.timings.take(reqId);
     const consumer = req.consumer?.id;
     const upstream = atrium ? atrium.upstream : NO_UPSTREAM;
-    // The registered pattern (`/health/ready`), never the raw path, for the gateway's own endpoints.
-    const route = atrium ? atrium.routeId : (routeOptions.url ?? 'unmatched');
 
-    // The route's series are bound once, keyed by its (stable) Fastify config object.
-    const config = routeOptions.config as object | undefined;
+    // The route's series are bound once, keyed by its (stable) route config object.
     let series = config ? this.series.get(config) : undefined;
     if (!series || series.route !== route || series.upstream !== upstream) {
       series = this.metrics.routeSeries(upstream, route);

@@ -141,6 +141,7 @@ export class ProxyRoutes implements OnApplicationBootstrap {
    */
   dispatch(p: PreparedRoute, consumer: Consumer, req: FastifyRequest, reply: FastifyReply): void {
     req.consumer = consumer;
+    req.atriumRoute = p.config;
     let admitted: void | Promise<void>;
     try {
       admitted = this.admit(p, consumer, reply, req.query);

@@ -38,6 +38,26 @@ export interface AtriumRouteConfig {
   readonly route: RouteDefinition;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The proxied route being served, set when its handler runs (cheaper than `routeOptions`, a getter). */
+    atriumRoute?: AtriumRouteConfig;
+  }
+}
+
+/**
+ * The proxied route a request was served by, if any: from the handler, or from the route's config for a
+ * request answered before its handler ran (a 404, a refusal in a hook).
+ */
+export function atriumRouteOf(req: FastifyRequest): AtriumRouteConfig | undefined {
+  return (
+    req.atriumRoute ??
+    (req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
+      ATRIUM_ROUTE_CONFIG
+    ]
+  );
+}
+
 export interface UpstreamRouteTable {
   readonly name: string;
   readonly prefixes: readonly string[];

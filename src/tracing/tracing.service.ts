@@ -15,7 +15,7 @@ import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import type { UpstreamLimitStageOptions } from '../proxy/stages/upstream-limit.stage.js';
 import type { Stage } from '../proxy/pipeline.types.js';
-import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
+import { atriumRouteOf } from '../proxy/upstream-controller.factory.js';
 import {
   parseTraceparent,
   sanitizeTracestate,
@@ -135,9 +135,7 @@ export class TracingService implements TracingStages, BeforeApplicationShutdown 
     const finish = (req: FastifyRequest, status: number | undefined) => {
       const t = req.trace;
       if (!(t instanceof RecordedTrace)) return;
-      const atrium = (req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
-        ATRIUM_ROUTE_CONFIG
-      ];
+      const atrium = atriumRouteOf(req);
       const route = atrium ? atrium.routeId : (req.routeOptions.url ?? 'unmatched');
       t.span.updateName(`${req.method} ${route}`);
       t.span.setAttribute('http.route', route);

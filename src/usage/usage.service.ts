@@ -9,7 +9,7 @@ import type { Stage } from '../proxy/pipeline.types.js';
 import { REDIS_CLIENT } from '../core/ports/redis.port.js';
 import { USAGE_CLOCK, type UsageStages } from './usage.tokens.js';
 import type { UpstreamLimitStageOptions } from '../proxy/stages/upstream-limit.stage.js';
-import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
+import { atriumRouteOf } from '../proxy/upstream-controller.factory.js';
 import { dayOf, U_CACHE, U_COALESCED, U_QUOTA, U_REQUESTS } from './usage-counters.js';
 import { summarise, summaryRange, type UsageSummary } from './usage-summary.js';
 import { UsageRecorder, type UsageQuery, type UsageReport } from './usage-recorder.js';
@@ -63,9 +63,7 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
     const recorder = this.recorder;
     const consumer = req.consumer;
     if (recorder === undefined || consumer === undefined) return;
-    const atrium = (req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
-      ATRIUM_ROUTE_CONFIG
-    ];
+    const atrium = atriumRouteOf(req);
     if (atrium === undefined) return;
     const cell = recorder.cell(consumer.id, atrium.upstream);
     recorder.add(cell, U_REQUESTS);

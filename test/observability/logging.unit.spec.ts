@@ -258,4 +258,26 @@ describe('RequestLogger (the per-request line, fixed fields)', () => {
     await new Promise((r) => setImmediate(r));
     expect(writes).toHaveLength(2);
   });
+
+  it('hands each line at once to a destination that gathers lines itself (stdout), the same bytes', () => {
+    const joined = sink();
+    const gathering = sink();
+    const writes: string[] = [];
+    const write = gathering.stream.write.bind(gathering.stream);
+    const stream = Object.assign(gathering.stream, {
+      gathers: true,
+      write: (s: string) => (writes.push(s), write(s)),
+    });
+    const direct = new RequestLogger(createLogger({ level: 'info', destination: stream }));
+    const perTurn = new RequestLogger(createLogger({ level: 'info', destination: joined.stream }));
+    for (let i = 0; i < 3; i++) {
+      direct.write({ ...record, reqId: `r${i}` });
+      perTurn.write({ ...record, reqId: `r${i}` });
+    }
+    // No turn has passed: each line is with the destination already, one write per line.
+    expect(writes).toHaveLength(3);
+    perTurn.flush();
+    const strip = (l: Record<string, unknown>) => ({ ...l, time: 0 });
+    expect(gathering.lines().map(strip)).toEqual(joined.lines().map(strip));
+  });
 });

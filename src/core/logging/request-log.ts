@@ -34,6 +34,8 @@ const NEEDS_METADATA = Symbol.for('pino.metadata');
 
 interface LineParts {
   readonly stream: DestinationStream;
+  /** The destination gathers lines itself (fd-destination.ts): each line is handed over as it is built. */
+  readonly gathers: boolean;
   /** `,"time":…` as the logger writes it. */
   readonly time: () => string;
   /** `,"pid":…,"hostname":"…"` and any other base bindings, already serialised. */
@@ -47,10 +49,11 @@ interface LineParts {
  * JSON strings (`path` has no query and was scrubbed of known secrets by the caller). The line has the
  * shape pino gives it (level label, time, pid, hostname, msg), so readers see no difference.
  *
- * Lines are handed to the destination once per event-loop turn, joined: pino's destination measures its
- * pending buffer on every write, which under load made each line cost as much as the rest of a cache hit.
- * A line therefore reaches the destination at most one turn later (`flush()` hands over what is pending at
- * once); stdout's destination then writes within 50 ms (fd-destination.ts).
+ * Stdout's destination (fd-destination.ts) copies each line into its buffer and writes within 50 ms: lines
+ * are handed to it as they are built. Other destinations (pino's, the sandbox's synchronous one, the test
+ * capture) get the lines once per event-loop turn, joined: pino's destination measures its pending buffer
+ * on every write, which under load made each line cost as much as the rest of a cache hit. There a line
+ * reaches the destination at most one turn later (`flush()` hands over what is pending at once).
  */
 @Injectable()
 export class RequestLogger implements OnApplicationShutdown {
@@ -68,13 +71,14 @@ export class RequestLogger implements OnApplicationShutdown {
 
   constructor(@Inject(ATRIUM_LOGGER) private readonly logger: AtriumLogger) {
     const l = logger as unknown as Record<symbol, unknown>;
-    const stream = l[pino.symbols.streamSym] as (DestinationStream & Record<symbol, unknown>) | undefined;
+    const stream = l[pino.symbols.streamSym] as
+      (DestinationStream & Record<symbol, unknown> & { gathers?: boolean }) | undefined;
     const time = l[pino.symbols.timeSym];
     const bindings = l[pino.symbols.chindingsSym];
     // Anything unusual (a multistream, a custom time function's shape unknown): let pino write the line.
     this.parts =
       stream && stream[NEEDS_METADATA] !== true && typeof time === 'function' && typeof bindings === 'string'
-        ? { stream, time: time as () => string, bindings }
+        ? { stream, gathers: stream.gathers === true, time: time as () => string, bindings }
         : undefined;
   }
 
@@ -113,6 +117,10 @@ export class RequestLogger implements OnApplicationShutdown {
     if (record.client !== undefined) line += ',"client":' + str(record.client);
     if (record.traceId !== undefined) line += ',"traceId":"' + record.traceId + '"';
     line += ',"msg":"request"}\n';
+    if (p.gathers) {
+      p.stream.write(line);
+      return;
+    }
     this.pending.push(line);
     if (!this.scheduled) {
       this.scheduled = true;
