@@ -40,6 +40,7 @@ import {
   type ServerSpec,
 } from './lib/servers.js';
 import { PERFORMANCE_DOC, summaryMarkdown, updateResultsBlock } from './lib/summary.js';
+import { PERF_NODE_ARGS, perfAvailable, recordPerf, summarisePerf } from './lib/perf-record.js';
 
 const DIST_BENCH = join(ROOT, 'dist-bench/bench');
 const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -117,13 +118,16 @@ function serverSpec(
   consumersFile: string,
   opts: BenchOptions,
 ): ServerSpec {
-  const nodeArgs = opts.cpuProf.includes(id)
-    ? [
-        '--cpu-prof',
-        `--cpu-prof-dir=${join(opts.outDir, 'profiles')}`,
-        `--cpu-prof-name=${id}-${Date.now()}.cpuprofile`,
-      ]
-    : [];
+  const nodeArgs = [
+    ...(opts.cpuProf.includes(id)
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${join(opts.outDir, 'profiles')}`,
+          `--cpu-prof-name=${id}-${Date.now()}.cpuprofile`,
+        ]
+      : []),
+    ...(opts.perf.includes(id) ? PERF_NODE_ARGS : []),
+  ];
   const upstreamFor = (lane: string) => ({
     UPSTREAM_BASE_URL: `${upstream!.url}/${lane}/v2`,
     UPSTREAM_TOKEN: 'bench-naive-upstream-token',
@@ -223,6 +227,10 @@ async function main(): Promise<number> {
   const checks = new Map<string, CheckResult>();
   const problems: string[] = [];
   const tag = Date.now().toString(36);
+  const perfOk = opts.perf.length > 0 && perfAvailable();
+  if (opts.perf.length > 0 && !perfOk)
+    log('BENCH_PERF: perf is not available here; no perf profile is taken');
+  const perfReports: string[] = [];
   try {
     // Start-up is sequential: Nest boots are CPU-heavy and the machine has two cores.
     const upstream = await startServer(serverSpec('upstream', undefined, consumers.file, opts), tmp);
@@ -262,7 +270,12 @@ async function main(): Promise<number> {
 
     for (let round = 1; round <= opts.rounds; round++) {
       for (const s of load) {
+        const profiled = perfOk && opts.perf.includes(s.server);
+        const rec = profiled
+          ? recordPerf(servers.get(s.server)!.pid, join(opts.outDir, 'perf'), `${s.id}-r${round}-${tag}`)
+          : undefined;
         const r = await measureLoad(h, s, opts.durationS, round, `${tag}r${round}`);
+        if (rec) perfReports.push(summarisePerf(await rec.stop(), r.cpuUsPerReq));
         runs.set(s.id, [...(runs.get(s.id) ?? []), r]);
         log(
           `[round ${round}/${opts.rounds}] ${s.id.padEnd(22)} ${r.reqPerSec.toFixed(0).padStart(7)} req/s  ` +
@@ -314,8 +327,12 @@ async function main(): Promise<number> {
       (background.quiet ? 'a quiet run' : 'NOT a quiet run'),
   );
   // Figures from a busy machine are printed (above) and kept apart, never published over a quiet run's.
+  if (perfReports.length)
+    log('\nperf profiles (CPU time, the kernel included):\n' + perfReports.join('\n\n'));
   const publishedDir = join(ROOT, 'bench/results');
-  const refused = !background.quiet && opts.outDir === publishedDir;
+  // A profiled server is slower than it would be: its figures are never published either.
+  const underProfiler = opts.cpuProf.length > 0 || opts.perf.length > 0;
+  const refused = (!background.quiet || underProfiler) && opts.outDir === publishedDir;
   const outDir = refused ? join(ROOT, 'dist-bench/unpublished') : opts.outDir;
   if (refused) mkdirSync(outDir, { recursive: true });
 
@@ -369,7 +386,9 @@ async function main(): Promise<number> {
   });
   writeFileSync(join(outDir, 'summary.md'), md);
   log(`\nwrote ${relative(ROOT, join(outDir, 'latest.json'))}, chart.svg, summary.md`);
-  if (refused)
+  if (refused && underProfiler)
+    log(`NOT PUBLISHED: measured under a profiler; bench/results and ${PERFORMANCE_DOC} are left alone.`);
+  else if (refused)
     log(
       `NOT PUBLISHED: others kept ${background.meanOtherCores} cores busy (> ${background.limitCores}); ` +
         `bench/results and ${PERFORMANCE_DOC} keep the last quiet run's figures. Run again on a quiet machine.`,
@@ -382,7 +401,7 @@ async function main(): Promise<number> {
   if (opts.keepLogs) log(`server logs kept in ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });
   // 3: measured fine but refused publication (a busy machine); 1: the run itself had problems.
-  return problems.length ? 1 : refused ? 3 : 0;
+  return problems.length ? 1 : refused && !underProfiler ? 3 : 0;
 }
 
 main().then(

@@ -23,6 +23,8 @@ export interface BenchOptions {
   readonly outDir: string;
   /** Server ids started with `--cpu-prof` (profiles land in `<outDir>/profiles`). */
   readonly cpuProf: readonly string[];
+  /** Server ids profiled with `perf record` during their measured runs (data in `<outDir>/perf`). */
+  readonly perf: readonly string[];
   /** Keep the servers' log files (else deleted at the end). */
   readonly keepLogs: boolean;
   /** Passed to Atrium as REDIS_URL (unset: in-memory cache and throttle, one instance). */
@@ -70,6 +72,7 @@ export function readOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions 
     only: list(env.BENCH_SCENARIOS),
     outDir: resolve(ROOT, env.BENCH_OUT || 'bench/results'),
     cpuProf: list(env.BENCH_CPU_PROF),
+    perf: list(env.BENCH_PERF),
     keepLogs: env.BENCH_KEEP_LOGS === '1',
     redisUrl: env.BENCH_REDIS_URL || undefined,
     atriumEnv,
