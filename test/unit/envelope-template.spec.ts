@@ -1,11 +1,26 @@
-import { buildEnvelope } from '../../src/core/errors/error-envelope.js';
+import { buildEnvelope, type ErrorEnvelope } from '../../src/core/errors/error-envelope.js';
 import type { ErrorShapeExtension } from '../../src/core/errors/error-shape.registry.js';
 import { EnvelopeTemplates } from '../../src/core/errors/envelope-template.js';
 import { GatewayError, isSharedError } from '../../src/core/errors/gateway-error.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
 import { RefusalMemo, coolingDownError } from '../../src/proxy/limits/limiter-errors.js';
 
-/** What the exception filter builds for one request without a template. */
+/** The envelope the exception filter builds for one request (its envelopeOf), scrubbing with `redactor`. */
+const envelopeOf =
+  (redactor: SecretRedactor) =>
+  (
+    err: GatewayError,
+    requestId: string,
+    traceId: string | undefined,
+    ext: ErrorShapeExtension | undefined,
+  ): ErrorEnvelope => {
+    const envelope = buildEnvelope(err, requestId, traceId);
+    envelope.error.message = redactor.redact(envelope.error.message);
+    if (ext) Object.assign(envelope, ext.extend(err));
+    return envelope;
+  };
+
+/** What the filter sends without a template. */
 function direct(
   redactor: SecretRedactor,
   err: GatewayError,
@@ -13,10 +28,12 @@ function direct(
   requestId: string,
   traceId: string | undefined,
 ): string {
-  const envelope = buildEnvelope(err, requestId, traceId);
-  envelope.error.message = redactor.redact(envelope.error.message);
-  if (ext) Object.assign(envelope, ext.extend(err));
-  return JSON.stringify(envelope);
+  return JSON.stringify(envelopeOf(redactor)(err, requestId, traceId, ext));
+}
+
+/** Templates over the filter's way of building an envelope. */
+function templatesOf(redactor: SecretRedactor): EnvelopeTemplates {
+  return new EnvelopeTemplates(envelopeOf(redactor), () => redactor.generation);
 }
 
 const emisLike = (redactor: SecretRedactor): ErrorShapeExtension => ({
@@ -40,10 +57,7 @@ describe('EnvelopeTemplates (a shared refusal serialised once)', () => {
 
   it('writes byte for byte what the filter builds per request, with and without a trace and a vendor shape', () => {
     const redactor = new SecretRedactor();
-    const templates = new EnvelopeTemplates(
-      (t) => redactor.redact(t),
-      () => redactor.generation,
-    );
+    const templates = templatesOf(redactor);
     for (const err of errors)
       for (const ext of [undefined, emisLike(redactor)])
         for (const id of ids)
@@ -56,10 +70,7 @@ describe('EnvelopeTemplates (a shared refusal serialised once)', () => {
 
   it('scrubs the message, and builds again when a secret is registered later', () => {
     const redactor = new SecretRedactor();
-    const templates = new EnvelopeTemplates(
-      (t) => redactor.redact(t),
-      () => redactor.generation,
-    );
+    const templates = templatesOf(redactor);
     const err = GatewayError.shared('UPSTREAM_UNAVAILABLE', { message: 'vendor said s3cr3t-token-xyz' });
     expect(templates.json(err, undefined, 'r1', undefined)).toContain('s3cr3t-token-xyz');
     redactor.register('s3cr3t-token-xyz');
@@ -70,10 +81,7 @@ describe('EnvelopeTemplates (a shared refusal serialised once)', () => {
 
   it('builds again when the message was changed after the first use', () => {
     const redactor = new SecretRedactor();
-    const templates = new EnvelopeTemplates(
-      (t) => redactor.redact(t),
-      () => redactor.generation,
-    );
+    const templates = templatesOf(redactor);
     const err = GatewayError.shared('UPSTREAM_UNAVAILABLE', { message: 'first' });
     expect(JSON.parse(templates.json(err, undefined, 'r', undefined)!).error.message).toBe('first');
     Object.defineProperty(err, 'message', { value: 'second' });
@@ -82,10 +90,7 @@ describe('EnvelopeTemplates (a shared refusal serialised once)', () => {
 
   it('declines a vendor shape that replaces the error object (the filter then builds it per request)', () => {
     const redactor = new SecretRedactor();
-    const templates = new EnvelopeTemplates(
-      (t) => redactor.redact(t),
-      () => redactor.generation,
-    );
+    const templates = templatesOf(redactor);
     const replacing: ErrorShapeExtension = { prefixes: ['x'], extend: () => ({ error: 'flat' }) };
     expect(templates.json(GatewayError.shared('INTERNAL'), replacing, 'r', undefined)).toBeUndefined();
   });

@@ -1,6 +1,14 @@
+import type { ErrorEnvelope } from './error-envelope.js';
 import type { ErrorShapeExtension } from './error-shape.registry.js';
-import { buildEnvelope } from './error-envelope.js';
 import type { GatewayError } from './gateway-error.js';
+
+/** How the filter builds one request's envelope (message scrubbed, vendor-shaped fields beside it). */
+export type EnvelopeBuilder = (
+  err: GatewayError,
+  requestId: string,
+  traceId: string | undefined,
+  ext: ErrorShapeExtension | undefined,
+) => ErrorEnvelope;
 
 /** Stand-ins for the per-request ids while an envelope is serialised once (no real id has a control byte). */
 const RID_MARK = '\u0001requestId\u0001';
@@ -28,11 +36,11 @@ export class EnvelopeTemplates {
   private readonly memo = new WeakMap<GatewayError, Template>();
 
   /**
-   * @param redact the filter's scrub of the message
+   * @param envelopeOf the filter's own builder, called once per template with stand-ins for the ids
    * @param secrets a number that changes whenever the set of secrets to scrub changes
    */
   constructor(
-    private readonly redact: (text: string) => string,
+    private readonly envelopeOf: EnvelopeBuilder,
     private readonly secrets: () => number,
   ) {}
 
@@ -54,10 +62,7 @@ export class EnvelopeTemplates {
   }
 
   private build(err: GatewayError, ext: ErrorShapeExtension | undefined): Template | undefined {
-    const envelope = buildEnvelope(err, RID_MARK, TRACE_MARK);
-    envelope.error.message = this.redact(envelope.error.message);
-    if (ext) Object.assign(envelope, ext.extend(err));
-    const s = JSON.stringify(envelope);
+    const s = JSON.stringify(this.envelopeOf(err, RID_MARK, TRACE_MARK, ext));
     const r = s.indexOf(RID_JSON);
     const tr = s.indexOf(TRACE_JSON);
     // An extension that replaced `error` (or repeated a mark) leaves nothing to fill in safely.

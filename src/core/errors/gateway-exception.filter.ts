@@ -75,7 +75,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     private readonly redactor: SecretRedactor,
   ) {
     this.templates = new EnvelopeTemplates(
-      (t) => redactor.redact(t),
+      (err, requestId, traceId, ext) => this.envelopeOf(err, requestId, traceId, ext),
       () => redactor.generation,
     );
   }
