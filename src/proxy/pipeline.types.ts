@@ -113,6 +113,17 @@ export type Handler = (req: ProxyRequest) => Answer;
 /** A pipeline stage, as in undici's interceptors: options are validated when the stage is built. */
 export type Stage = (next: Handler) => Handler;
 
+/**
+ * What the pipeline's entry (the cache stage) gives back: an answer, or an error it decided at once (a
+ * refusal while the upstream refuses, a cached error), returned rather than thrown. V8 tiers a function up
+ * as it returns: one that only ever leaves by a throw stays in the interpreter, and in a 429 storm every
+ * request is refused, through the proxy, the stage and its lookup (issue 15). Only the entry returns one:
+ * the stages behind it see plain `Answer`s.
+ */
+export type EntryAnswer = Answer | GatewayError;
+export type EntryHandler = (req: ProxyRequest) => EntryAnswer;
+export type EntryStage = (next: Handler) => EntryHandler;
+
 /** Reads a vendor's error body. Must never throw, whatever the body. */
 export interface UpstreamErrorInfo {
   /** Override of the status-derived code (e.g. an EMIS auth error sent with HTTP 200). */

@@ -11,7 +11,7 @@ import { UPSTREAM_METRICS, type UpstreamMetrics } from '../core/ports/metrics.po
 import { LINK_SIGNER, type LinkSigner } from './links/link-signer.js';
 import { TRACING_STAGES, USAGE_STAGES, type TracingStages, type UsageStages } from './pipeline-extensions.js';
 import { buildPipelines, type PipelineParts } from './pipeline.js';
-import type { Answer, Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
+import type { EntryAnswer, EntryHandler, Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
 import {
   buildProxyRequest,
   compileRoute,
@@ -27,7 +27,7 @@ import { UpstreamLimitsService } from './upstream-limits.service.js';
 
 export interface RegisteredUpstream {
   readonly def: UpstreamDefinition;
-  readonly handler: Handler;
+  readonly handler: EntryHandler;
   readonly transport: UndiciTransport;
   /** Follows the upstream's signed links (streamed, with our credential). */
   readonly linkHandler: Handler;
@@ -41,7 +41,7 @@ interface SeenRequest {
 }
 
 interface ForwardRoute extends CompiledRoute {
-  readonly handler: Handler;
+  readonly handler: EntryHandler;
   readonly freshHit?: (key: CacheKey) => ProxyResponse | undefined;
   /** By URL and negotiation headers; bounded (oldest out first). */
   readonly seen?: BoundedMemo<string, SeenRequest>;
@@ -122,13 +122,15 @@ export class ProxyService implements OnApplicationShutdown {
 
   /**
    * Runs a consumer's request for `route` through its upstream's pipeline. A fresh hit answers synchronously
-   * (no promise); refusals before the pipeline, and cached errors, throw synchronously.
+   * (no promise); a cached error, and a refusal decided at the cache lookup, are the returned error
+   * (`EntryAnswer`: not thrown, so a storm of them runs optimised code); a request that cannot be forwarded
+   * at all throws.
    *
    * A GET seen before (the same URL and negotiation headers) skips building the upstream request and its
    * cache key: the key is remembered, and a fresh entry under it is the answer. Anything else (no entry,
    * stale, a cached error, `no-cache`, exported spans) takes the full pipeline, which decides as before.
    */
-  forward(route: RouteDefinition, req: FastifyRequest): Answer {
+  forward(route: RouteDefinition, req: FastifyRequest): EntryAnswer {
     const compiled = this.routes.get(route);
     if (!compiled) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
     const consumer = req.consumer;
@@ -149,7 +151,7 @@ export class ProxyService implements OnApplicationShutdown {
     // The cache stage named the key (synchronously, before any wait): remember it for this request's spelling.
     if (remember && proxyReq.cacheKey)
       compiled.seen!.get(seenAs, () => ({ key: proxyReq.cacheKey!, fields }));
-    if (!fields) return res;
+    if (!fields || res instanceof GatewayError) return res;
     return res instanceof Promise
       ? res.then((r) => selectResponseFields(r, fields))
       : selectResponseFields(res, fields);

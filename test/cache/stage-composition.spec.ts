@@ -6,7 +6,12 @@ import { CacheMetrics } from '../../src/proxy/cache-metrics.js';
 import type { CacheSettings } from '../../src/proxy/cache/cache-settings.js';
 import { MemoryResponseStore } from '../../src/proxy/cache/memory-response.store.js';
 import { compose } from '../../src/proxy/compose.js';
-import type { ProxyRequest, ProxyResponse, RouteDefinition, Stage } from '../../src/proxy/pipeline.types.js';
+import type {
+  EntryStage,
+  ProxyRequest,
+  ProxyResponse,
+  RouteDefinition,
+} from '../../src/proxy/pipeline.types.js';
 import { cacheStage } from '../../src/proxy/stages/cache.stage.js';
 import { coalesceStage } from '../../src/proxy/stages/coalesce.stage.js';
 import { UndiciTransport } from '../../src/proxy/transport/undici.transport.js';
@@ -83,7 +88,7 @@ describe('cache and coalescing stages, each without the other', () => {
       settings: SETTINGS,
       events: new CacheMetrics(registry).forUpstream('t'),
     };
-    const only: Stage = stage === 'cache' ? cacheStage(options) : coalesceStage(options);
+    const only: EntryStage = stage === 'cache' ? cacheStage(options) : coalesceStage(options);
     const handler = compose([only], transport.handler);
     const get = (id: string): Promise<ProxyResponse> =>
       settled(handler, {

@@ -1,9 +1,15 @@
-import type { Answer, ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
+import { GatewayError } from '../../src/core/errors/gateway-error.js';
+import type { EntryAnswer, ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
 
 /**
- * A pipeline handler's answer as a promise: handlers answer fresh hits synchronously and may throw
- * synchronously, which a test reading `.then`/`.catch` wants as a rejection.
+ * A pipeline handler's answer as a promise: handlers answer fresh hits synchronously, the entry stage returns
+ * an error it decided at once, and a handler may throw synchronously; a test reading `.then`/`.catch` wants
+ * each error as a rejection.
  */
-export function settled(h: (req: ProxyRequest) => Answer, req: ProxyRequest): Promise<ProxyResponse> {
-  return new Promise((resolve) => resolve(h(req)));
+export function settled(h: (req: ProxyRequest) => EntryAnswer, req: ProxyRequest): Promise<ProxyResponse> {
+  return new Promise((resolve, reject) => {
+    const answer = h(req);
+    if (answer instanceof GatewayError) reject(answer);
+    else resolve(answer);
+  });
 }

@@ -7,7 +7,14 @@ import { policyLookup, type CachedPolicy, type RoutePolicy } from '../cache/cach
 import { answerFrom, validateSettings, type CacheSettings } from '../cache/cache-settings.js';
 import { storeAnswer, storeNotFound } from '../cache/entry-writer.js';
 import type { ResponseStore } from '../cache/response-store.js';
-import type { CacheMiss, ProxyRequest, ProxyResponse, RouteDefinition, Stage } from '../pipeline.types.js';
+import type {
+  CacheMiss,
+  EntryAnswer,
+  EntryStage,
+  ProxyRequest,
+  ProxyResponse,
+  RouteDefinition,
+} from '../pipeline.types.js';
 
 export interface CacheStageOptions {
   readonly upstream: string;
@@ -30,9 +37,10 @@ export interface CacheStageOptions {
  * (stale-if-error: upstream 5xx, timeout, refusal, 429 cooldown, open breaker), and drops a family's entries
  * after a successful write. A miss goes on with `req.cacheMiss` (what the lookup found); a coalescing stage
  * behind stores the answer and says so there, else this stage stores it. Files, writes and side-effecting
- * GETs pass through as BYPASS.
+ * GETs pass through as BYPASS. The pipeline's entry: a cached error and a refusal decided at the lookup are
+ * returned, not thrown (`EntryAnswer`), when the store answered synchronously.
  */
-export function cacheStage(opts: CacheStageOptions): Stage {
+export function cacheStage(opts: CacheStageOptions): EntryStage {
   if (!opts.upstream) throw new Error('cacheStage: upstream required');
   if (!opts.store) throw new Error('cacheStage: store required');
   validateSettings(opts.settings);
@@ -104,19 +112,20 @@ export function cacheStage(opts: CacheStageOptions): Stage {
 
     /**
      * What the lookup found decides: a fresh entry answers now (no promise: a hit from the memory store
-     * never waits), a stale one answers now and refreshes in the background, anything else is a miss.
+     * never waits), a stale one answers now and refreshes in the background, anything else is a miss. A
+     * cached error, or a refusal of a miss with nothing to fall back on, is the returned error.
      */
     const decide = (
       req: ProxyRequest,
       key: CacheKey,
       policy: CachedPolicy,
       entry: CacheEntry | undefined,
-    ) => {
+    ): EntryAnswer => {
       if (entry !== undefined && !req.noCache) {
         const now = Date.now();
         if (now < entry.freshUntil) {
           events.hit.inc();
-          if (entry.negative) throw negativeError(entry.negative);
+          if (entry.negative) return negativeError(entry.negative);
           return answerFrom(entry, 'HIT', now);
         }
         if (!entry.negative && now < entry.freshUntil + swr) {
@@ -129,7 +138,7 @@ export function cacheStage(opts: CacheStageOptions): Stage {
         const err = refuse(req);
         if (err) {
           events.miss.inc();
-          throw err;
+          return err;
         }
       }
       return missOf(req, key, policy, entry);
@@ -183,7 +192,9 @@ export function cacheStage(opts: CacheStageOptions): Stage {
       return store.get(key).then((entry) => {
         lookup?.setAttribute('atrium.cache.found', entry !== undefined);
         lookup?.end();
-        return decide(req, key, policy, entry);
+        const answer = decide(req, key, policy, entry);
+        // Behind a promise an error is its rejection, as the stages' answers are.
+        return answer instanceof GatewayError ? Promise.reject(answer) : answer;
       });
     };
   };
