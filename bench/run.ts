@@ -40,7 +40,7 @@ import {
   type ServerSpec,
 } from './lib/servers.js';
 import { PERFORMANCE_DOC, summaryMarkdown, updateResultsBlock } from './lib/summary.js';
-import { PERF_NODE_ARGS, perfAvailable, recordPerf, summarisePerf } from './lib/perf-record.js';
+import { PERF_NODE_ARGS, perfAvailable, perfWorkDir, recordPerf, summarisePerf } from './lib/perf-record.js';
 
 const DIST_BENCH = join(ROOT, 'dist-bench/bench');
 const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -126,7 +126,6 @@ function serverSpec(
           `--cpu-prof-name=${id}-${Date.now()}.cpuprofile`,
         ]
       : []),
-    ...(opts.perf.includes(id) ? PERF_NODE_ARGS : []),
   ];
   const upstreamFor = (lane: string) => ({
     UPSTREAM_BASE_URL: `${upstream!.url}/${lane}/v2`,
@@ -237,7 +236,19 @@ async function main(): Promise<number> {
     servers.set('upstream', upstream);
     for (const id of needed) {
       if (id === 'upstream') continue;
-      const s = await startServer(serverSpec(id, upstream, consumers.file, opts), tmp);
+      const spec = serverSpec(id, upstream, consumers.file, opts);
+      // A server profiled with perf writes its JIT dump where it runs.
+      const profiled = perfOk && opts.perf.includes(id);
+      const s = await startServer(
+        profiled
+          ? {
+              ...spec,
+              nodeArgs: [...(spec.nodeArgs ?? []), ...PERF_NODE_ARGS],
+              cwd: perfWorkDir(join(opts.outDir, 'perf')),
+            }
+          : spec,
+        tmp,
+      );
       servers.set(id, s);
       log(`started ${id} (pid ${s.pid}) on ${s.url}`);
     }

@@ -1,8 +1,10 @@
 // CPU profiles by the kernel's sampler (`perf record`), for BENCH_PERF=<server ids>. V8's own profiler
 // (BENCH_CPU_PROF) samples wall-clock time: a server that is preempted inside `writev` (the write wakes the
 // client, which takes the core) is charged for the client's time there, which made the answer's write look
-// like 40-60 % of a cache hit. `perf` samples CPU time only, the kernel's part included, and names the JIT's
-// JavaScript frames through the map file `--perf-basic-prof` writes.
+// like 40-60 % of a cache hit. `perf` samples CPU time only, the kernel's part included. The JIT's
+// JavaScript frames are named from the dump `--perf-prof` writes (every code object with its name and
+// load time, turned into symbols by `perf inject --jit`): the map file of `--perf-basic-prof` has no load
+// times, so where the JIT freed code and reused its address a frame took a later function's name.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +15,18 @@ export function perfAvailable(): boolean {
   return r.status === 0;
 }
 
-/** Node flags for a server profiled with perf: the map file that names the JIT's frames. */
-export const PERF_NODE_ARGS: readonly string[] = ['--perf-basic-prof'];
+/**
+ * Node flags for a server profiled with perf: the JIT dump (`jit-<pid>.dump`, in the process's working
+ * directory: start it in `perfWorkDir`, whose files `perf inject` reads and multiplies).
+ */
+export const PERF_NODE_ARGS: readonly string[] = ['--perf-prof'];
+
+/** The working directory of a profiled server under `dir`: its JIT dump and the injected symbols go there. */
+export function perfWorkDir(dir: string): string {
+  const work = join(dir, 'jit');
+  mkdirSync(work, { recursive: true });
+  return work;
+}
 
 /** A recording attached to one process; `stop()` ends it and resolves with the data file. */
 export interface PerfRecording {
@@ -22,23 +34,30 @@ export interface PerfRecording {
   stop(): Promise<string>;
 }
 
-/** Attaches `perf record` (CPU samples with call graphs, 999 Hz) to `pid` until `stop()`. */
+/**
+ * Attaches `perf record` (CPU samples with call graphs, 999 Hz) to `pid` until `stop()`, which resolves with
+ * the data file with the JIT's symbols injected (the raw file when `perf inject` fails).
+ */
 export function recordPerf(pid: number, dir: string, name: string): PerfRecording {
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.perf.data`);
+  // The monotonic clock: the one the JIT dump's load times are on.
   const child: ChildProcess = spawn(
     'perf',
-    ['record', '-q', '-F', '999', '-g', '-o', file, '-p', String(pid)],
-    {
-      stdio: 'ignore',
-    },
+    ['record', '-q', '-k', 'mono', '-F', '999', '-g', '-o', file, '-p', String(pid)],
+    { stdio: 'ignore' },
   );
+  const injected = (): string => {
+    const out = join(dir, `${name}.jit.perf.data`);
+    const r = spawnSync('perf', ['inject', '--jit', '-i', file, '-o', out], { stdio: 'ignore' });
+    return r.status === 0 ? out : file;
+  };
   return {
     file,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(file);
-        child.once('exit', () => resolve(file));
+        if (child.exitCode !== null) return resolve(injected());
+        child.once('exit', () => resolve(injected()));
         child.kill('SIGINT'); // perf writes its data file on SIGINT
       }),
   };

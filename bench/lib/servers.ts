@@ -41,6 +41,8 @@ export interface ServerSpec {
   /** Any HTTP answer on this path means the server is up. */
   readonly readyPath: string;
   readonly nodeArgs?: readonly string[];
+  /** Working directory (the repository root unless set). */
+  readonly cwd?: string;
 }
 
 export interface RunningServer {
@@ -110,7 +112,7 @@ export async function startServer(
   const logFile = join(logDir, `${spec.id}.log`);
   const fd = openSync(logFile, 'a');
   const child = spawn(process.execPath, [...(spec.nodeArgs ?? []), spec.script], {
-    cwd: ROOT,
+    cwd: spec.cwd ?? ROOT,
     env: { ...spec.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', fd, fd],
   });
