@@ -148,8 +148,10 @@ export class ProxyService implements OnApplicationShutdown {
     const proxyReq = buildProxyRequest(compiled, req, consumer, remember);
     const fields = takeFieldSelection(proxyReq);
     const res = compiled.handler(proxyReq);
-    // The cache stage named the key (synchronously, before any wait): remember it for this request's spelling.
-    if (remember && proxyReq.cacheKey)
+    // The cache stage named the key (synchronously, before any wait): remember it for this request's spelling,
+    // unless the answer is an error decided at once (a refusal, a cached 404). A repeat of it takes the whole
+    // pipeline anyway, and a 429 storm of new URLs would only push out the spellings hits are answered by.
+    if (remember && proxyReq.cacheKey && !(res instanceof GatewayError))
       compiled.seen!.get(seenAs, () => ({ key: proxyReq.cacheKey!, fields }));
     if (!fields || res instanceof GatewayError) return res;
     return res instanceof Promise

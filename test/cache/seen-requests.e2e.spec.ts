@@ -85,4 +85,21 @@ describe('requests seen before', () => {
       remembered().some((k) => k.includes(consumer.key) || k.includes(encodeURIComponent(consumer.key))),
     ).toBe(false);
   });
+
+  // Last: the vendor's cooldown it starts outlives the test.
+  it('a request refused while the vendor cools down is not remembered; the spellings hits use stay', async () => {
+    const hot = '/macro/series/310902316/data';
+    await get(hot);
+    gw.sandbox.macro.behave({ rateLimit: { afterCalls: 0, retryAfterSeconds: 30 } });
+    // The vendor's 429 starts the cooldown; the next new URL is refused before the vendor.
+    expect((await get('/macro/series/310902317/data')).status).toBe(429);
+    const calls = vendorCalls();
+    const refused = await get('/macro/series/310902318/data');
+    expect(refused.status).toBe(429);
+    expect(refused.json().error.code).toBe('UPSTREAM_RATE_LIMITED');
+    expect(vendorCalls()).toBe(calls);
+    expect(remembered().some((k) => k.includes('310902318'))).toBe(false);
+    expect(remembered().some((k) => k.includes('310902316'))).toBe(true);
+    expect((await get(hot)).headers['x-cache']).toBe('HIT');
+  });
 });
