@@ -118,15 +118,13 @@ function serverSpec(
   consumersFile: string,
   opts: BenchOptions,
 ): ServerSpec {
-  const nodeArgs = [
-    ...(opts.cpuProf.includes(id)
-      ? [
-          '--cpu-prof',
-          `--cpu-prof-dir=${join(opts.outDir, 'profiles')}`,
-          `--cpu-prof-name=${id}-${Date.now()}.cpuprofile`,
-        ]
-      : []),
-  ];
+  const nodeArgs = opts.cpuProf.includes(id)
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${join(opts.outDir, 'profiles')}`,
+        `--cpu-prof-name=${id}-${Date.now()}.cpuprofile`,
+      ]
+    : [];
   const upstreamFor = (lane: string) => ({
     UPSTREAM_BASE_URL: `${upstream!.url}/${lane}/v2`,
     UPSTREAM_TOKEN: 'bench-naive-upstream-token',
@@ -229,6 +227,8 @@ async function main(): Promise<number> {
   const perfOk = opts.perf.length > 0 && perfAvailable();
   if (opts.perf.length > 0 && !perfOk)
     log('BENCH_PERF: perf is not available here; no perf profile is taken');
+  const perfDir = join(opts.outDir, 'perf');
+  const profiledByPerf = (server: string): boolean => perfOk && opts.perf.includes(server);
   const perfReports: string[] = [];
   try {
     // Start-up is sequential: Nest boots are CPU-heavy and the machine has two cores.
@@ -238,14 +238,9 @@ async function main(): Promise<number> {
       if (id === 'upstream') continue;
       const spec = serverSpec(id, upstream, consumers.file, opts);
       // A server profiled with perf writes its JIT dump where it runs.
-      const profiled = perfOk && opts.perf.includes(id);
       const s = await startServer(
-        profiled
-          ? {
-              ...spec,
-              nodeArgs: [...(spec.nodeArgs ?? []), ...PERF_NODE_ARGS],
-              cwd: perfWorkDir(join(opts.outDir, 'perf')),
-            }
+        profiledByPerf(id)
+          ? { ...spec, nodeArgs: [...(spec.nodeArgs ?? []), ...PERF_NODE_ARGS], cwd: perfWorkDir(perfDir) }
           : spec,
         tmp,
       );
@@ -281,9 +276,8 @@ async function main(): Promise<number> {
 
     for (let round = 1; round <= opts.rounds; round++) {
       for (const s of load) {
-        const profiled = perfOk && opts.perf.includes(s.server);
-        const rec = profiled
-          ? recordPerf(servers.get(s.server)!.pid, join(opts.outDir, 'perf'), `${s.id}-r${round}-${tag}`)
+        const rec = profiledByPerf(s.server)
+          ? recordPerf(servers.get(s.server)!.pid, perfDir, `${s.id}-r${round}-${tag}`)
           : undefined;
         const r = await measureLoad(h, s, opts.durationS, round, `${tag}r${round}`);
         if (rec) perfReports.push(summarisePerf(await rec.stop(), r.cpuUsPerReq));

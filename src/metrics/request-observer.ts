@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RequestLogger, type RequestLogLevel } from '../core/logging/request-log.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
-import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
+import { atriumRouteIn } from '../proxy/upstream-controller.factory.js';
 import { GatewayMetrics, NO_UPSTREAM, type RouteSeries } from './gateway-metrics.js';
 import { UpstreamTimings } from './upstream-timings.js';
 
@@ -65,7 +65,7 @@ export class RequestObserver {
     else {
       const routeOptions = req.routeOptions;
       config = routeOptions.config;
-      atrium = (config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[ATRIUM_ROUTE_CONFIG];
+      atrium = atriumRouteIn(config);
       // The registered pattern (`/health/ready`), never the raw path, for the gateway's own endpoints.
       route = atrium ? atrium.routeId : (routeOptions.url ?? 'unmatched');
     }

@@ -51,12 +51,12 @@ declare module 'fastify' {
  * request answered before its handler ran (a 404, a refusal in a hook).
  */
 export function atriumRouteOf(req: FastifyRequest): AtriumRouteConfig | undefined {
-  return (
-    req.atriumRoute ??
-    (req.routeOptions.config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[
-      ATRIUM_ROUTE_CONFIG
-    ]
-  );
+  return req.atriumRoute ?? atriumRouteIn(req.routeOptions.config);
+}
+
+/** The proxied route a Fastify route config names, if any (the gateway's own routes name none). */
+export function atriumRouteIn(config: unknown): AtriumRouteConfig | undefined {
+  return (config as { [ATRIUM_ROUTE_CONFIG]?: AtriumRouteConfig } | undefined)?.[ATRIUM_ROUTE_CONFIG];
 }
 
 export interface UpstreamRouteTable {
