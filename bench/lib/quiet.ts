@@ -1,7 +1,7 @@
 /**
  * How busy processes outside the bench kept the cores while it measured. The machine is shared: CPU used
  * by others inflates every server's latency and flatters every ratio, so figures from a busy run are
- * printed but never published (bench/results and the README keep the last quiet run's).
+ * printed but never published (bench/results and docs/performance.md keep the last quiet run's).
  */
 export interface BackgroundLoad {
   /** Mean cores kept busy by others over all measured runs (weighted by their wall time). */
