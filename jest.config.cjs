@@ -10,6 +10,8 @@
 //   bench-smoke test/bench/*.smoke.spec.ts  one short run of the benchmark harness
 //   hardening   test/hardening/**        faults, fleet faults, fuzzing, leaks, defect regressions
 // `npm test` runs them all; `npm run test:<tier>` one (`jest --selectProjects <tier>`).
+// Suites that need a system part beyond `npm ci` (Chromium, redis-server, …) declare it with describeNeeding
+// (test/helpers/system-parts.ts): skipped off CI when it is missing, listed at the end by the reporter below.
 const swc = [
   '@swc/jest',
   {
@@ -79,6 +81,8 @@ module.exports = {
   // Log capture for the whole run (root level: once, whatever tiers are selected).
   globalSetup: '<rootDir>/test/observability/log-capture.global-setup.ts',
   globalTeardown: '<rootDir>/test/observability/log-capture.global-teardown.ts',
+  // Jest's own output, then what was skipped for a missing system part and why.
+  reporters: ['default', '<rootDir>/test/support/system-parts.reporter.cjs'],
   // Suites start servers and child processes; two workers match the two cores.
   maxWorkers: 2,
   // A global option: it has no effect inside a project.

@@ -3,14 +3,14 @@ import { METRICS_REGISTRY } from '../../src/core/ports/metrics.port.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http } from '../helpers/gateway.js';
-import { describeRedis } from '../helpers/redis.js';
+import { describeNeeding } from '../helpers/system-parts.js';
 import { withGateway } from '../helpers/with-gateway.js';
 import { eventually, freePort, startRedis, type OwnRedis } from './cache-helpers.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_outage_cache_77d2';
 
-// describeRedis only gates on redis-server being installed and answering; this suite runs its own server.
-describeRedis('response cache when its Redis goes away or stalls', () => {
+// The suite runs (and kills) a redis-server of its own: it needs the binary, not the shared Redis.
+describeNeeding('redis-server', 'response cache when its Redis goes away or stalls', () => {
   const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
   const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
   const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });

@@ -8,6 +8,7 @@ import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';
+import { describeNeeding } from '../helpers/system-parts.js';
 import { launchChromium } from './support/chromium.js';
 import { textWhen } from './support/eventually.js';
 
@@ -22,7 +23,7 @@ const SHOTS = process.env.ATRIUM_SCREENSHOTS
   : undefined;
 const UPSTREAMS = ['macro', 'company', 'documents', 'deals'];
 
-describe('operator console in headless Chromium', () => {
+describeNeeding('chromium', 'operator console in headless Chromium', () => {
   const operatorKey = `op_${randomBytes(24).toString('base64url')}`;
   const web = testConsumer({
     id: 'dashboard-web',

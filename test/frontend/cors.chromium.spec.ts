@@ -4,6 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { withGateway } from '../helpers/with-gateway.js';
+import { describeNeeding } from '../helpers/system-parts.js';
 import { launchChromium } from './support/chromium.js';
 
 const TOKEN = 'sbx_macro_cors_browser_secret_8e21';
@@ -26,7 +27,7 @@ interface FetchOutcome {
 }
 
 /** CORS as a browser enforces it: real fetches from pages on other origins. */
-describe('CORS in headless Chromium', () => {
+describeNeeding('chromium', 'CORS in headless Chromium', () => {
   let browser: Browser;
   let allowed: Awaited<ReturnType<typeof pageServer>>;
   let stranger: Awaited<ReturnType<typeof pageServer>>;

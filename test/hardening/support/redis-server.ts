@@ -1,10 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, pingRedis } from '../../cache/cache-helpers.js';
-
-/** Whether a `redis-server` binary is on the PATH. */
-export function redisServerAvailable(): boolean {
-  return spawnSync('redis-server', ['--version'], { timeout: 3000 }).status === 0;
-}
 
 /**
  * A private redis-server for tests that kill Redis: the machine's shared Redis (6379) is never touched.
