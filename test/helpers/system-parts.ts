@@ -25,7 +25,7 @@ export const TEST_POSTGRES_URL = process.env.DATABASE_URL || 'postgres://127.0.0
 /** Debian's chromium (never a downloaded browser); ATRIUM_CHROMIUM points elsewhere. */
 export const CHROMIUM_PATH = process.env.ATRIUM_CHROMIUM ?? '/usr/bin/chromium';
 
-/** Whether a TCP server at `url` answers `hello` (hex) with bytes matching `reply`, within a second. */
+/** Whether a TCP server at `url` answers `hello` (hex) with bytes matching `reply`, within 2 s. */
 function answers(url: string, defaultPort: number, hello: string, reply: RegExp): boolean {
   const u = new URL(url);
   const script = `
@@ -33,13 +33,14 @@ function answers(url: string, defaultPort: number, hello: string, reply: RegExp)
     s.on('connect', () => s.write(Buffer.from(${JSON.stringify(hello)}, 'hex')));
     s.on('data', (d) => process.exit(${reply.toString()}.test(d.toString('latin1')) ? 0 : 1));
     s.on('error', () => process.exit(1));
-    setTimeout(() => process.exit(1), 1000);`;
-  return spawnSync(process.execPath, ['-e', script], { timeout: 3000 }).status === 0;
+    setTimeout(() => process.exit(1), 2000);`;
+  // Generous: probed once per run, and a loaded machine is slow to start a process.
+  return spawnSync(process.execPath, ['-e', script], { timeout: 10_000 }).status === 0;
 }
 
 /** Whether `command args` runs and exits 0 (a binary on the PATH). */
 function runs(command: string, args: string[]): boolean {
-  return spawnSync(command, args, { stdio: 'ignore', timeout: 3000 }).status === 0;
+  return spawnSync(command, args, { stdio: 'ignore', timeout: 10_000 }).status === 0;
 }
 
 export const SYSTEM_PARTS = {
