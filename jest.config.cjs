@@ -9,6 +9,7 @@
 //   browser     *.chromium.spec.ts       Debian's headless Chromium
 //   bench-smoke test/bench/*.smoke.spec.ts  one short run of the benchmark harness
 //   hardening   test/hardening/**        faults, fleet faults, fuzzing, leaks, defect regressions
+//   deploy      *.deploy.spec.ts         the Helm chart rendered by the real helm and validated offline
 // `npm test` runs them all; `npm run test:<tier>` one (`jest --selectProjects <tier>`).
 const swc = [
   '@swc/jest',
@@ -22,7 +23,7 @@ const swc = [
   },
 ];
 
-const TIER_SUFFIX = /\.(e2e|redis|fleet|chromium|smoke)\.spec\.ts$/;
+const TIER_SUFFIX = /\.(e2e|redis|fleet|chromium|smoke|deploy)\.spec\.ts$/;
 
 /** Settings every tier shares. */
 const base = {
@@ -72,6 +73,7 @@ module.exports = {
       globalSetup: '<rootDir>/test/hardening/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/hardening/support/global-teardown.ts',
     }),
+    tier('deploy', ['**/*.deploy.spec.ts']),
     tier('bench-smoke', ['<rootDir>/test/bench/**/*.smoke.spec.ts'], {
       ...builds,
     }),
