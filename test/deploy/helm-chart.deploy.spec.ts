@@ -7,6 +7,8 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseConsumersDocument } from '../../src/core/auth/consumer-record.js';
+import { UPSTREAM_NAMES } from '../../src/upstreams/index.js';
 import { CHART, helm, helmBinary, KUBE_VERSION, render, ROOT, type K8sObject } from './helm.js';
 import { schemaProblems, typeProblems } from './kube-schemas.js';
 
@@ -256,6 +258,23 @@ describeWithHelm(`deploy/helm/atrium (Kubernetes ${KUBE_VERSION})`, () => {
       'UPSTREAM_MACRO_BASE_URL',
       'UPSTREAM_MACRO_TOKEN_FILE',
     ]);
+  });
+
+  it("writes a consumers file the gateway's own parser accepts, mounted as a directory", () => {
+    for (const name of ['default values', 'macro-only-values.yaml']) {
+      const objects = rendered.get(name)!;
+      const map = one(objects, 'ConfigMap') as unknown as { data: Record<string, string> };
+      const consumers = parseConsumersDocument(JSON.parse(map.data['consumers.json']), UPSTREAM_NAMES);
+      expect(consumers.map((c) => c.id)).toEqual(name === 'default values' ? [] : ['dashboard-web']);
+      const [c] = podOf(objects).containers;
+      // No subPath: Kubernetes' updates of the ConfigMap reach the running pod, which reloads the file.
+      expect(c.volumeMounts.find((m) => m.name === 'consumers')).toEqual({
+        name: 'consumers',
+        mountPath: '/etc/atrium/consumers',
+        readOnly: true,
+      });
+      expect(envOf(c).get('ATRIUM_CONSUMERS_FILE')?.value).toBe('/etc/atrium/consumers/consumers.json');
+    }
   });
 
   it('reads an existing Secret by the keys its store gave them', () => {
