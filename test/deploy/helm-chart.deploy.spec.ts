@@ -175,10 +175,12 @@ describeWithHelm(`deploy/helm/atrium (Kubernetes ${KUBE_VERSION})`, () => {
       expect(kinds).toContain(k);
   });
 
-  it.each(CASES)('sets only known configuration variables (%s)', (name) => {
+  it.each(CASES)('sets only known configuration variables, each once (%s)', (name) => {
     const [container] = podOf(rendered.get(name)!).containers;
     const allowed = new Set([...known, ...PENDING_VARIABLES, ...RUNTIME_VARIABLES]);
-    const unknown = [...envOf(container).keys()].filter((n) => !allowed.has(n));
+    const names = (container.env ?? []).map((e) => e.name);
+    expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
+    const unknown = names.filter((n) => !allowed.has(n));
     expect(unknown).toEqual([]);
   });
 
