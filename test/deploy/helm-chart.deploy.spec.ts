@@ -6,9 +6,12 @@
 // endpoints, a heap below the memory limit, a locked-down container.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { join } from 'node:path';
 import { parseConsumersDocument } from '../../src/core/auth/consumer-record.js';
+import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 import { UPSTREAM_NAMES } from '../../src/upstreams/index.js';
+import { parseViewsDocument } from '../../src/views/views-file.js';
 import { CHART, helm, helmBinary, KUBE_VERSION, render, ROOT, type K8sObject } from './helm.js';
 import { schemaProblems, typeProblems } from './kube-schemas.js';
 
@@ -277,6 +280,34 @@ describeWithHelm(`deploy/helm/atrium (Kubernetes ${KUBE_VERSION})`, () => {
       });
       expect(envOf(c).get('ATRIUM_CONSUMERS_FILE')?.value).toBe('/etc/atrium/consumers/consumers.json');
     }
+  });
+
+  it("writes a custom views file the gateway's own parser accepts, and rolls the pods when it changes", () => {
+    const objects = rendered.get('cluster-values.yaml')!;
+    const map = one(objects, 'ConfigMap') as unknown as { data: Record<string, string> };
+    const catalog = [{ name: 'macro', prefixes: ['macro'], routes: MACRO_ROUTES }];
+    const set = parseViewsDocument(
+      parseYaml(map.data['views.yaml']),
+      catalog,
+      { maxTimeoutMs: 30_000 },
+      'chart',
+    );
+    expect([...set.views.keys()]).toEqual(['macro-home']);
+    const [c] = podOf(objects).containers;
+    expect(envOf(c).get('ATRIUM_VIEWS_FILE')?.value).toBe('/etc/atrium/views/views.yaml');
+    const annotations = (
+      one(objects, 'Deployment') as unknown as {
+        spec: { template: { metadata: { annotations: Record<string, string> } } };
+      }
+    ).spec.template.metadata.annotations;
+    const other = render(h, [join(CHART, 'ci', 'cluster-values.yaml')], ['views.definition=views: {}']);
+    const otherAnnotations = (
+      one(other, 'Deployment') as unknown as {
+        spec: { template: { metadata: { annotations: Record<string, string> } } };
+      }
+    ).spec.template.metadata.annotations;
+    expect(annotations['checksum/views']).toMatch(/^[0-9a-f]{64}$/);
+    expect(otherAnnotations['checksum/views']).not.toBe(annotations['checksum/views']);
   });
 
   it('reads an existing Secret by the keys its store gave them', () => {
