@@ -9,6 +9,7 @@
 //   browser     *.chromium.spec.ts       Debian's headless Chromium
 //   bench-smoke test/bench/*.smoke.spec.ts  one short run of the benchmark harness
 //   hardening   test/hardening/**        faults, fleet faults, fuzzing, leaks, defect regressions
+//   deploy      *.deploy.spec.ts         the Helm chart rendered by the real helm and validated offline
 // `npm test` runs them all; `npm run test:<tier>` one (`jest --selectProjects <tier>`).
 // Suites that need a system part beyond `npm ci` (Chromium, redis-server, …) declare it with describeNeeding
 // (test/helpers/system-parts.ts): skipped off CI when it is missing, listed at the end by the reporter below.
@@ -24,7 +25,7 @@ const swc = [
   },
 ];
 
-const TIER_SUFFIX = /\.(e2e|redis|fleet|chromium|smoke)\.spec\.ts$/;
+const TIER_SUFFIX = /\.(e2e|redis|fleet|chromium|smoke|deploy)\.spec\.ts$/;
 
 /** Settings every tier shares. */
 const base = {
@@ -74,6 +75,7 @@ module.exports = {
       globalSetup: '<rootDir>/test/hardening/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/hardening/support/global-teardown.ts',
     }),
+    tier('deploy', ['**/*.deploy.spec.ts']),
     tier('bench-smoke', ['<rootDir>/test/bench/**/*.smoke.spec.ts'], {
       ...builds,
     }),

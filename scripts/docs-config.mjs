@@ -6,6 +6,7 @@
 //   node scripts/docs-config.mjs            rewrite the block between the markers
 //   node scripts/docs-config.mjs --check    exit 1 when the block is stale (the unit test runs this)
 //   --doc <file>                            another Markdown file instead of docs/configuration.md
+//   node scripts/docs-config.mjs --list     print every variable name as a JSON array (test/deploy reads it)
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -423,7 +424,24 @@ export function rewrite(text, block) {
   return text.slice(0, a) + block + text.slice(b + END.length);
 }
 
+/**
+ * Every variable the gateway reads, from the same source as the tables: the GatewayEnv fields, each
+ * UpstreamEnv field for each upstream (`UPSTREAM_MACRO_TOKEN`), and the variables read elsewhere.
+ */
+export function variables() {
+  const upstream = classFields('UpstreamEnv').map((f) => f.name);
+  return [
+    ...classFields('GatewayEnv').map((f) => f.name),
+    ...Object.keys(ELSEWHERE),
+    ...upstreamNames().flatMap((n) => upstream.map((f) => `UPSTREAM_${n.toUpperCase()}_${f}`)),
+  ];
+}
+
 function main(argv) {
+  if (argv.includes('--list')) {
+    process.stdout.write(`${JSON.stringify(variables())}\n`);
+    return 0;
+  }
   const check = argv.includes('--check');
   const i = argv.indexOf('--doc');
   const doc = i >= 0 ? resolve(argv[i + 1]) : join(ROOT, 'docs/configuration.md');
