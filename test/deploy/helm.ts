@@ -2,20 +2,11 @@
 // node_modules/.cache/atrium-helm) and reads what it wrote. No cluster: `helm template` and `helm lint`
 // work offline.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
 export const ROOT = resolve(__dirname, '../..');
 export const CHART = join(ROOT, 'deploy/helm/atrium');
-const HELM_DIR = join(ROOT, 'node_modules/.cache/atrium-helm');
-
-/** The installed helm binary, or undefined (the caller decides between failing and skipping). */
-export function helmBinary(): string | undefined {
-  if (!existsSync(HELM_DIR)) return undefined;
-  const found = readdirSync(HELM_DIR).find((f) => /^helm-v[0-9.]+$/.test(f));
-  return found ? join(HELM_DIR, found) : undefined;
-}
 
 export interface K8sObject {
   apiVersion: string;

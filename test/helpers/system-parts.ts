@@ -1,5 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  linkSync,
+  readdirSync,
+  readFileSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -24,6 +32,15 @@ export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 export const TEST_POSTGRES_URL = process.env.DATABASE_URL || 'postgres://127.0.0.1:5432/test';
 /** Debian's chromium (never a downloaded browser); ATRIUM_CHROMIUM points elsewhere. */
 export const CHROMIUM_PATH = process.env.ATRIUM_CHROMIUM ?? '/usr/bin/chromium';
+
+/** The pinned helm: ATRIUM_HELM, else where `npm run helm:install` puts it (node_modules/.cache/atrium-helm). */
+export function helmPath(): string | undefined {
+  if (process.env.ATRIUM_HELM)
+    return existsSync(process.env.ATRIUM_HELM) ? process.env.ATRIUM_HELM : undefined;
+  const dir = join(__dirname, '..', '..', 'node_modules', '.cache', 'atrium-helm');
+  const found = existsSync(dir) ? readdirSync(dir).find((f) => /^helm-v[0-9.]+$/.test(f)) : undefined;
+  return found ? join(dir, found) : undefined;
+}
 
 /** Whether a TCP server at `url` answers `hello` (hex) with bytes matching `reply`, within 2 s. */
 function answers(url: string, defaultPort: number, hello: string, reply: RegExp): boolean {
@@ -66,6 +83,11 @@ export const SYSTEM_PARTS = {
     what: 'nginx',
     install: 'apt-get install nginx-light',
     missing: () => (runs('nginx', ['-v']) ? undefined : 'not on the PATH'),
+  },
+  helm: {
+    what: 'helm',
+    install: 'npm run helm:install (or set ATRIUM_HELM to a helm binary)',
+    missing: () => (helmPath() ? undefined : `not found (ATRIUM_HELM or node_modules/.cache/atrium-helm)`),
   },
   postgres: {
     what: 'a PostgreSQL server',
