@@ -10,11 +10,10 @@ import type { UpstreamAccessMeta } from '../core/auth/auth.decorators.js';
 import type { Consumer } from '../core/auth/consumer.js';
 import { extractConsumerKey } from '../core/auth/consumer-key.js';
 import type { ConsumerStore } from '../core/auth/consumer-store.service.js';
-import { GatewayError } from '../core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.js';
 import { compileQueryValidator, type QueryValidator } from '../core/http/query-validator.js';
 import { ConsumerThrottlerGuard, type HeaderSink } from '../core/throttling/consumer-throttler.guard.js';
-import { WRITE_METHODS, type EntryAnswer, type RouteDefinition } from './pipeline.types.js';
+import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
 import { nestPathOf } from './request-builder.js';
 import { ProxyService, sendProxyResponse } from './proxy.service.js';
 import {
@@ -159,21 +158,10 @@ export class ProxyRoutes implements OnApplicationBootstrap {
   }
 
   private forward(p: PreparedRoute, req: FastifyRequest, reply: FastifyReply): void {
-    let res: EntryAnswer;
-    try {
-      res = this.proxy.forward(p.route, req);
-    } catch (err) {
-      this.filter.send(err, req, reply);
-      return;
-    }
-    // A fresh hit is sent now, without a promise layer, and so is an error decided at once; anything that
-    // waited is sent when it settles.
-    if (res instanceof Promise)
-      res
-        .then((r) => void sendProxyResponse(reply, r))
-        .catch((err: unknown) => this.filter.send(err, req, reply));
-    else if (res instanceof GatewayError) this.filter.send(res, req, reply);
-    else sendProxyResponse(reply, res);
+    this.proxy.forward(p.route, req).then(
+      (r) => void sendProxyResponse(reply, r),
+      (err: unknown) => this.filter.send(err, req, reply),
+    );
   }
 
   private handlerOf(p: PreparedRoute, hasParams: boolean) {

@@ -75,7 +75,6 @@ export function buildProxyRequest(
   compiled: CompiledRoute,
   req: FastifyRequest,
   consumer: Consumer,
-  keyRemembered = false,
 ): ProxyRequest {
   const { route, def } = compiled;
   const params = (req.params ?? {}) as Record<string, unknown>;
@@ -172,7 +171,6 @@ export function buildProxyRequest(
     noCache: wantsNoCache(req),
     weight: consumer.weight,
     trace: req.trace,
-    keyRemembered,
   };
   def.shapeRequest?.(out);
   return out;

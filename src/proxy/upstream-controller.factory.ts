@@ -18,7 +18,6 @@ import {
   type RouteDocsMeta,
   type UpstreamDocs,
 } from '../core/ports/docs.port.js';
-import { GatewayError } from '../core/errors/gateway-error.js';
 import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
 import { nestPathOf } from './request-builder.js';
 import { ProxyService, sendProxyResponse } from './proxy.service.js';
@@ -89,9 +88,7 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
     if (seen.has(name)) throw new Error(`route id ${route.id} is not unique in ${table.name}`);
     seen.add(name);
     const handler = async function (this: UpstreamController, req: FastifyRequest, reply: FastifyReply) {
-      const res = await this.proxy.forward(route, req);
-      if (res instanceof GatewayError) throw res;
-      sendProxyResponse(reply, res);
+      sendProxyResponse(reply, await this.proxy.forward(route, req));
     };
     Object.defineProperty(handler, 'name', { value: name });
     Object.defineProperty(proto, name, {
