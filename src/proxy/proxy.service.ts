@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { parseQuery } from '../core/http/query-string.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
@@ -8,7 +8,8 @@ import { LINK_SIGNER, type LinkSigner } from './links/link-signer.js';
 import { TRACING_STAGES, USAGE_STAGES, type TracingStages, type UsageStages } from './pipeline-extensions.js';
 import { buildPipelines, type PipelineParts } from './pipeline.js';
 import type { Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
-import { buildProxyRequest, compileRoute, type CompiledRoute } from './request-builder.js';
+import { buildProxyRequest, compileRoute, type CompiledRoute, type ProxyCall } from './request-builder.js';
+import type { RequestTrace } from '../core/tracing/trace-context.js';
 import { ResponseCache } from './response-cache.service.js';
 import { selectResponseFields, takeFieldSelection } from './response-fields.js';
 import { UndiciTransport } from './transport/undici.transport.js';
@@ -71,6 +72,11 @@ export class ProxyService implements OnApplicationShutdown {
     for (const route of def.routes) this.routes.set(route, { ...compileRoute(def, route), handler });
   }
 
+  /** The name of the upstream a registered route belongs to. */
+  upstreamOf(route: RouteDefinition): string | undefined {
+    return this.routes.get(route)?.def.name;
+  }
+
   upstream(name: string): RegisteredUpstream | undefined {
     return this.upstreams.get(name);
   }
@@ -79,15 +85,13 @@ export class ProxyService implements OnApplicationShutdown {
     return [...this.upstreams.values()];
   }
 
-  /** Runs a consumer's request for `route` through its upstream's pipeline. */
-  async forward(route: RouteDefinition, req: FastifyRequest): Promise<ProxyResponse> {
-    const compiled = this.routes.get(route);
+  /** Runs a consumer's call of a route through its upstream's pipeline: the one application service. */
+  async handle(call: ProxyCall): Promise<ProxyResponse> {
+    const compiled = this.routes.get(call.route);
     if (!compiled) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
-    const consumer = req.consumer;
-    if (!consumer) throw new GatewayError('UNAUTHENTICATED');
-    const proxyReq = buildProxyRequest(compiled, req, consumer);
-    const fields = takeFieldSelection(proxyReq);
-    const res = await compiled.handler(proxyReq);
+    const req = buildProxyRequest(compiled, call);
+    const fields = takeFieldSelection(req);
+    const res = await compiled.handler(req);
     return fields ? selectResponseFields(res, fields) : res;
   }
 
@@ -95,12 +99,16 @@ export class ProxyService implements OnApplicationShutdown {
    * Follows a gateway-signed link (README "Key custody"): checks the signature and expiry (403 otherwise),
    * then GETs the signed target from the upstream with our credential and streams the answer.
    */
-  async followLink(upstream: string, token: unknown, req: FastifyRequest): Promise<ProxyResponse> {
+  async followLink(
+    upstream: string,
+    token: unknown,
+    req: { readonly requestId: string; readonly accept?: string; readonly trace?: RequestTrace },
+  ): Promise<ProxyResponse> {
     const u = this.upstreams.get(upstream);
     if (!u) throw new GatewayError('NOT_FOUND', { message: 'No such download link.' });
     const { target } = this.signer.verify(upstream, token);
     const q = target.indexOf('?');
-    const accept = req.headers.accept;
+    const accept = req.accept;
     return u.linkHandler({
       upstream,
       route: u.linkRoute,
@@ -108,12 +116,12 @@ export class ProxyService implements OnApplicationShutdown {
       path: q === -1 ? target : target.slice(0, q),
       query: q === -1 ? [] : parseQuery(target.slice(q + 1)),
       headers: {
-        accept: typeof accept === 'string' && accept ? accept : '*/*',
+        accept: accept ? accept : '*/*',
         'user-agent': 'Atrium-Gateway',
-        'x-request-id': String(req.id),
+        'x-request-id': req.requestId,
       },
       consumerId: SIGNED_LINK_CONSUMER,
-      requestId: String(req.id),
+      requestId: req.requestId,
       format: 'json',
       credentialId: u.def.credentials.id,
       deadline: Date.now() + u.def.timeoutMs,
