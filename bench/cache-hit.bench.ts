@@ -137,13 +137,12 @@ async function run(s: Scenario, seconds: number): Promise<Sample> {
 }
 
 /**
- * The cache stage alone, in this process: hits through the cache and coalescing stages over the memory store
+ * The cache stage alone, in this process: hits through the cache stage over the memory store
  * (key canonicalisation and hash, store lookup, answer), CPU µs per hit. Shows what the cache adds to a hit.
  */
 async function stageOnly(): Promise<number> {
   const load = (rel: string) => import(pathToFileURL(join(ROOT, 'dist', rel)).href);
   const { cacheStage } = await load('proxy/stages/cache.stage.js');
-  const { coalesceStage } = await load('proxy/stages/coalesce.stage.js');
   const { MemoryResponseStore } = await load('proxy/cache/memory-response.store.js');
   const { CacheMetrics } = await load('proxy/cache-metrics.js');
   const { compose } = await load('proxy/compose.js');
@@ -170,7 +169,7 @@ async function stageOnly(): Promise<number> {
     events: new CacheMetrics(new Registry()).forUpstream('bench'),
   };
   const body = Buffer.from('{"data":[]}');
-  const handler = compose([cacheStage(options), coalesceStage(options)], async () => ({
+  const handler = compose([cacheStage(options)], async () => ({
     status: 200,
     headers: { 'content-type': 'application/json' },
     body,

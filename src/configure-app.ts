@@ -18,7 +18,6 @@ import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.j
 import { AllowedMethods } from './core/http/allowed-methods.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
 import { VALIDATOR_OPTIONS, validationError } from './core/http/query-validator.js';
-import { DOCS_ONLY_ROUTE } from './core/ports/docs.port.js';
 import { setupDocs } from './docs/docs.setup.js';
 import { RequestObserver } from './metrics/request-observer.js';
 import { TracingService } from './tracing/tracing.service.js';
@@ -42,32 +41,6 @@ function frameworkError(err: FastifyError): GatewayError {
       message: 'The path is not valid percent-encoded UTF-8.',
     });
   return new GatewayError('VALIDATION_FAILED', { parameter: 'path', cause: err });
-}
-
-/**
- * Nest's Fastify adapter, except that a handler marked DOCS_ONLY_ROUTE is not routed: the generated
- * upstream controllers stay in the app for the OpenAPI scan, their routes are ProxyRoutes' plain ones.
- */
-class GatewayFastifyAdapter extends FastifyAdapter {
-  private docsOnly(args: unknown[]): boolean {
-    const handler = args[args.length - 1];
-    return typeof handler === 'function' && Reflect.getMetadata(DOCS_ONLY_ROUTE, handler) === true;
-  }
-  override get(...args: unknown[]) {
-    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.get(...args);
-  }
-  override post(...args: unknown[]) {
-    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.post(...args);
-  }
-  override put(...args: unknown[]) {
-    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.put(...args);
-  }
-  override patch(...args: unknown[]) {
-    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.patch(...args);
-  }
-  override delete(...args: unknown[]) {
-    return this.docsOnly(args) ? this.getInstance<FastifyInstance>() : super.delete(...args);
-  }
 }
 
 /** Fastify as the gateway needs it: long GET queries, exact paths, raw bodies, safe request ids. */
@@ -108,7 +81,7 @@ export function createAdapter(
     forceCloseConnections: 'idle',
     logger: false,
   };
-  return new GatewayFastifyAdapter(options);
+  return new FastifyAdapter(options);
 }
 
 /**
@@ -175,8 +148,8 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   // Draining: once close() starts, Fastify answers new requests 503 with `Connection: close`; requests in
   // flight finish on their keep-alive connections, and each connection is closed as soon as it is idle
   // (Node's server.close() reaps only the connections idle at that moment; test/e2e/drain.e2e.spec.ts). No
-  // onSend hook: one on every answer cost a cache hit about a tenth of its CPU. Early answers (before the
-  // body was read) are handled where they are made, in the exception filter.
+  // onSend hook: early answers (before the body was read) are handled where they are made, in the
+  // exception filter.
   fastify.addHook('preClose', (done: () => void) => {
     const reap = setInterval(() => fastify.server.closeIdleConnections(), 50);
     reap.unref();

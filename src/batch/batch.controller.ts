@@ -1,6 +1,5 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { extractConsumerKey } from '../core/auth/consumer-key.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { parseBatchCall } from './batch-request.js';
 import { BatchService } from './batch.service.js';
@@ -17,16 +16,15 @@ export class BatchController {
   @HttpCode(200)
   async run(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const call = parseBatchCall(req.body, this.batch.limits);
-    // The guard has authenticated this key; the items present it again, so the same checks run per item.
-    const key = extractConsumerKey(req);
-    if (!key) throw new GatewayError('UNAUTHENTICATED');
+    // The guards have authenticated the consumer; quota, permission and validation then run per item.
+    const consumer = req.consumer;
+    if (!consumer) throw new GatewayError('UNAUTHENTICATED');
     const lang = req.headers['accept-language'];
     const result = await this.batch.run(call, {
-      key,
+      consumer,
       requestId: String(req.id),
       acceptLanguage: typeof lang === 'string' ? lang : undefined,
       trace: req.trace,
-      consumer: req.consumer,
     });
     void reply
       .code(200)

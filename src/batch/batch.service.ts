@@ -7,7 +7,8 @@ import { ErrorShapeRegistry } from '../core/errors/error-shape.registry.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import type { RouteDefinition } from '../proxy/pipeline.types.js';
 import { ProxyService } from '../proxy/proxy.service.js';
-import { ROUTE_CALLER, type RouteCaller } from '../route-calls/route-caller.js';
+import { parseQuery } from '../core/http/query-string.js';
+import { RouteCaller } from '../route-calls/route-caller.js';
 import type { BatchCall, BatchItem } from './batch-request.js';
 import { canonicalItemUrl, readItemPath, type ItemPath } from './item-path.js';
 import { RouteMatcher } from './route-matcher.js';
@@ -37,15 +38,13 @@ export interface BatchResult {
   items: BatchItemResult[];
 }
 
-/** Who runs the batch: every item runs with this caller's key, so auth and permissions apply per item. */
+/** Who runs the batch: every item runs as this consumer, so quota and permissions apply per item. */
 export interface BatchCaller {
-  readonly key: string;
+  readonly consumer: Consumer;
   readonly requestId: string;
   readonly acceptLanguage?: string;
   /** The batch request's trace: the items' vendor spans are its children. */
   readonly trace?: RequestTrace;
-  /** The consumer the batch request's guard found for `key`. */
-  readonly consumer?: Consumer;
 }
 
 const NOTE_HEADERS = ['content-type', 'x-cache', 'age', 'retry-after', 'x-request-id', 'content-language'];
@@ -54,7 +53,13 @@ const TEXT_TYPE = /^(?:text\/|application\/(?:[\w.+-]*\+)?xml\b)/i;
 
 /** What an item will run, decided for every item before any runs: a proxy route, or a refusal. */
 type ItemPlan =
-  | { readonly route: RouteDefinition; readonly url: string; readonly refusal?: undefined }
+  | {
+      readonly route: RouteDefinition;
+      readonly url: string;
+      readonly params: Readonly<Record<string, string>>;
+      readonly query: string;
+      readonly refusal?: undefined;
+    }
   | { readonly route?: RouteDefinition; readonly url?: undefined; readonly refusal: GatewayError };
 
 function headerValue(v: string | string[] | number | undefined): string | undefined {
@@ -81,9 +86,8 @@ export function decodeBody(
 }
 
 /**
- * Runs a batch's GET items in parallel through the whole gateway stack (the RouteCaller port) with the
- * caller's key: the same guard (auth, permission per item), consumer quota, validation pipes, pipeline
- * (cache, coalescing, budget, retries) and error envelopes as a direct call.
+ * Runs a batch's GET items in parallel as the calling consumer (RouteCaller): the same quota, permission per
+ * item, validation, pipeline (cache, coalescing, budget, retries) and error envelopes as a direct call.
  */
 @Injectable()
 export class BatchService implements OnApplicationBootstrap {
@@ -91,7 +95,7 @@ export class BatchService implements OnApplicationBootstrap {
   private matcher = new RouteMatcher([]);
 
   constructor(
-    @Inject(ROUTE_CALLER) private readonly caller: RouteCaller,
+    private readonly caller: RouteCaller,
     private readonly proxy: ProxyService,
     private readonly shapes: ErrorShapeRegistry,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
@@ -181,7 +185,12 @@ export class BatchService implements OnApplicationBootstrap {
           message: 'File downloads cannot be batched; fetch the file with its own call.',
         }),
       };
-    return { route: match.route, url: canonicalItemUrl(path, match.route.path.endsWith('/')) };
+    return {
+      route: match.route,
+      url: canonicalItemUrl(path, match.route.path.endsWith('/')),
+      params: match.params,
+      query: path.query,
+    };
   }
 
   private async runItem(
@@ -202,11 +211,12 @@ export class BatchService implements OnApplicationBootstrap {
       const res = await this.caller.call(caller, {
         route: plan.route,
         url: plan.url,
+        params: plan.params,
+        query: parseQuery(plan.query),
         requestId,
         accept: item.headers.accept,
         acceptLanguage: item.headers['accept-language'],
         cacheControl: item.headers['cache-control'],
-        signal,
       });
       const out: Record<string, string> = {};
       for (const name of NOTE_HEADERS) {

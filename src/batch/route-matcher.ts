@@ -4,6 +4,8 @@ import type { UpstreamDefinition } from '../proxy/upstream-definition.js';
 interface Node {
   readonly literal: Map<string, Node>;
   param?: Node;
+  /** Per route: the name of the parameter this node's segment fills (a parameter node only). */
+  readonly names: Map<RouteDefinition, string>;
   readonly routes: Map<HttpMethod, RouteDefinition>;
 }
 
@@ -14,9 +16,11 @@ export interface RouteMatch {
   readonly route?: RouteDefinition;
   /** Every method routed on that path (for a 405 rather than a 404). */
   readonly methods: readonly HttpMethod[];
+  /** The route's path parameters, from the segments (already decoded). */
+  readonly params: Readonly<Record<string, string>>;
 }
 
-const node = (): Node => ({ literal: new Map(), routes: new Map() });
+const node = (): Node => ({ literal: new Map(), routes: new Map(), names: new Map() });
 
 /** Path segments as Fastify routes them here: duplicate and trailing slashes ignored, query dropped. */
 function segmentsOf(path: string): string[] {
@@ -40,8 +44,10 @@ export class RouteMatcher {
         for (const route of def.routes) {
           let at = this.root;
           for (const seg of [prefix, ...segmentsOf(route.path)]) {
-            if (seg.includes('{')) at = at.param ??= node();
-            else {
+            if (seg.includes('{')) {
+              at = at.param ??= node();
+              at.names.set(route, seg.slice(1, -1));
+            } else {
               let next = at.literal.get(seg);
               if (!next) at.literal.set(seg, (next = node()));
               at = next;
@@ -71,22 +77,37 @@ export class RouteMatcher {
   matchSegments(method: HttpMethod, segs: readonly string[]): RouteMatch | undefined {
     const upstream = segs.length > 0 ? this.upstreamOfPrefix.get(segs[0]) : undefined;
     if (!upstream) return undefined;
-    const exact = walk(this.root, segs, 0, method);
-    const found = exact ?? walk(this.root, segs, 0, undefined);
+    const path: Node[] = [];
+    const exact = walk(this.root, segs, 0, method, path);
+    const found = exact ?? walk(this.root, segs, 0, undefined, []);
     if (!found) return undefined;
-    return { upstream, route: exact?.routes.get(method), methods: [...found.routes.keys()] };
+    const route = exact?.routes.get(method);
+    const params: Record<string, string> = {};
+    if (route)
+      for (let i = 0; i < path.length; i++) {
+        const name = path[i].names.get(route);
+        if (name !== undefined) params[name] = segs[i];
+      }
+    return { upstream, route, methods: [...found.routes.keys()], params };
   }
 }
 
+/** The node `segs` lead to; `path` collects the node of each segment on the way. */
 function walk(
   at: Node,
   segs: readonly string[],
   i: number,
   method: HttpMethod | undefined,
+  path: Node[],
 ): Node | undefined {
   if (i === segs.length) return (method ? at.routes.has(method) : at.routes.size > 0) ? at : undefined;
   const lit = at.literal.get(segs[i]);
-  const viaLiteral = lit && walk(lit, segs, i + 1, method);
-  if (viaLiteral) return viaLiteral;
-  return at.param ? walk(at.param, segs, i + 1, method) : undefined;
+  for (const next of [lit, at.param]) {
+    if (!next) continue;
+    path[i] = next;
+    const found = walk(next, segs, i + 1, method, path);
+    if (found) return found;
+  }
+  path.length = i;
+  return undefined;
 }

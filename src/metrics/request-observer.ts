@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { RequestLogger, type RequestLogLevel } from '../core/logging/request-log.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
-import { atriumRouteIn } from '../proxy/upstream-controller.factory.js';
+import { atriumRouteIn, type AtriumRouteConfig } from '../proxy/upstream-controller.factory.js';
 import { GatewayMetrics, NO_UPSTREAM, type RouteSeries } from './gateway-metrics.js';
 import { UpstreamTimings } from './upstream-timings.js';
 
@@ -10,6 +10,24 @@ const MAX_LOGGED_PATH = 256;
 
 function round1(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/** What one answered request is observed from. */
+export interface ObservedCall {
+  readonly reqId: string;
+  readonly method: string;
+  readonly url: string;
+  /** The proxied route, if it is one. */
+  readonly atrium?: AtriumRouteConfig;
+  /** The registered pattern of any other route. */
+  readonly routeUrl?: string;
+  readonly status: number;
+  readonly elapsedMs: number;
+  /** `X-Cache` of the answer. */
+  readonly cache?: string;
+  readonly consumer?: string;
+  readonly client?: string;
+  readonly traceId?: string;
 }
 
 /**
@@ -48,53 +66,59 @@ export class RequestObserver {
     });
   }
 
-  /**
-   * One answered request: its metrics and its log line. In-process route calls (batch items, view parts)
-   * log at debug: the client's own request has its line at info, its parts are in its answer.
-   */
-  observe(
-    req: FastifyRequest,
-    reply: Pick<FastifyReply, 'statusCode' | 'elapsedTime' | 'getHeader'>,
-    level: RequestLogLevel = 'info',
-  ): void {
-    // A proxied route's handler named it (no `routeOptions` getter, which builds an object per call).
-    let atrium = req.atriumRoute;
-    let config: object | undefined = atrium;
-    let route: string;
-    if (atrium !== undefined) route = atrium.routeId;
-    else {
-      const routeOptions = req.routeOptions;
-      config = routeOptions.config;
-      atrium = atriumRouteIn(config);
-      // The registered pattern (`/health/ready`), never the raw path, for the gateway's own endpoints.
-      route = atrium ? atrium.routeId : (routeOptions.url ?? 'unmatched');
-    }
-    const reqId = String(req.id);
-    const status = reply.statusCode;
-    const totalMs = reply.elapsedTime;
+  /** One answered client request: its metrics and its log line. */
+  observe(req: FastifyRequest, reply: Pick<FastifyReply, 'statusCode' | 'elapsedTime' | 'getHeader'>): void {
+    const routeOptions = req.routeOptions;
     const xCache = reply.getHeader('x-cache');
-    const cache = typeof xCache === 'string' ? xCache : undefined;
+    this.record(
+      {
+        reqId: String(req.id),
+        method: req.method,
+        url: req.url,
+        // The registered pattern (`/health/ready`), never the raw path, for the gateway's own endpoints.
+        routeUrl: routeOptions.url,
+        atrium: atriumRouteIn(routeOptions.config),
+        status: reply.statusCode,
+        elapsedMs: reply.elapsedTime,
+        cache: typeof xCache === 'string' ? xCache : undefined,
+        consumer: req.consumer?.id,
+        client: req.ip,
+        traceId: req.trace?.traceId,
+      },
+      'info',
+      routeOptions.config,
+    );
+  }
+
+  /**
+   * One answered request or inner call (a batch item, a view part): its metrics and its log line. Inner
+   * calls log at debug: the client's own request has its line at info, its parts are in its answer.
+   * `seriesKey` is a stable object of the route (its config) the route's metric series are bound to.
+   */
+  record(call: ObservedCall, level: RequestLogLevel, seriesKey: object | undefined): void {
+    const { atrium, reqId, status } = call;
+    const route = atrium ? atrium.routeId : (call.routeUrl ?? 'unmatched');
     const upstreamMs = this.timings.take(reqId);
-    const consumer = req.consumer?.id;
+    const consumer = call.consumer;
     const upstream = atrium ? atrium.upstream : NO_UPSTREAM;
 
-    // The route's series are bound once, keyed by its (stable) route config object.
-    let series = config ? this.series.get(config) : undefined;
+    let series = seriesKey ? this.series.get(seriesKey) : undefined;
     if (!series || series.route !== route || series.upstream !== upstream) {
       series = this.metrics.routeSeries(upstream, route);
-      if (config) this.series.set(config, series);
+      if (seriesKey) this.series.set(seriesKey, series);
     }
+    const { cache, elapsedMs: totalMs } = call;
     this.metrics.observeRequest({ upstream, route, status, cache, totalMs, upstreamMs, consumer }, series);
 
     if (!this.log.enabledAt(level)) return;
-    const url = req.url;
+    const url = call.url;
     const q = url.indexOf('?');
     let path = q === -1 ? url : url.slice(0, q);
     if (path.length > MAX_LOGGED_PATH) path = path.slice(0, MAX_LOGGED_PATH) + '…';
     this.log.write(
       {
         reqId,
-        method: req.method,
+        method: call.method,
         path: this.redactor.redact(path),
         route: atrium?.routeId,
         upstream: atrium?.upstream,
@@ -103,8 +127,8 @@ export class RequestObserver {
         cache,
         upstreamMs: upstreamMs === undefined ? undefined : round1(upstreamMs),
         ms: round1(totalMs),
-        client: req.ip,
-        traceId: req.trace?.traceId,
+        client: call.client,
+        traceId: call.traceId,
       },
       level,
     );

@@ -7,8 +7,7 @@ import type { LinkSigner } from './links/link-signer.js';
 import type { TracingStages, UsageStages } from './pipeline-extensions.js';
 import type { Handler } from './pipeline.types.js';
 import type { ResponseCache } from './response-cache.service.js';
-import { cacheStage, freshHitReader } from './stages/cache.stage.js';
-import { coalesceStage } from './stages/coalesce.stage.js';
+import { cacheStage } from './stages/cache.stage.js';
 import { credentialsStage } from './stages/credentials.stage.js';
 import { keyEchoStage } from './stages/key-echo.stage.js';
 import { normalizeStage } from './stages/normalize.stage.js';
@@ -30,8 +29,8 @@ export interface PipelineParts {
 }
 
 /**
- * The request path of one upstream, outermost stage first (architecture §3): each stage in its own file in
- * `stages/`, each option visible here. Composed once per upstream, at registration; `linkHandler` follows
+ * The request path of one upstream, outermost stage first: each stage in its own file in `stages/`, each
+ * option visible here. Composed once per upstream, at registration; `linkHandler` follows
  * the upstream's signed links.
  */
 export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: PipelineParts) {
@@ -62,9 +61,9 @@ export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: P
 
   const handler = compose(
     [
-      // A miss with nothing stale to fall back on is refused at the cache while the upstream is refusing.
+      // Cache and coalescing; a miss with nothing stale to fall back on is refused there while the upstream
+      // is refusing every call.
       cacheStage({ ...cache, refuse: refusalOf(limit) }),
-      coalesceStage(cache),
       upstreamLimitStage(limit),
       keyEchoStage({
         ...echo,
@@ -97,6 +96,5 @@ export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: P
     ],
     transport,
   );
-  // A request seen before goes straight to its entry when that is a fresh hit (ProxyService.forward).
-  return { handler, linkHandler, freshHit: freshHitReader(cache) };
+  return { handler, linkHandler };
 }

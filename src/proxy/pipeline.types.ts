@@ -3,7 +3,6 @@ import type { GatewayError } from '../core/errors/gateway-error.js';
 import type { ErrorCode } from '../core/errors/error-codes.js';
 import type { QueryPairs } from '../core/http/query-string.js';
 import type { WireFormat } from '../core/http/negotiation.js';
-import type { CacheKey } from './cache/cache-key.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -32,7 +31,10 @@ export interface RouteDefinition {
   readonly summary?: string;
 }
 
-/** What travels down the pipeline. Stages may annotate; only the credentials stage touches credentials. */
+/**
+ * What travels down the pipeline: a stage passes it on, never writes onto it for another stage to read (only
+ * the credentials stage rewrites its query and headers, for the upstream).
+ */
 export interface ProxyRequest {
   readonly upstream: string;
   readonly route: RouteDefinition;
@@ -58,35 +60,6 @@ export interface ProxyRequest {
   readonly weight: number;
   /** W3C trace context of the consumer's request (vendor calls carry it as `traceparent`). */
   readonly trace?: RequestTrace;
-  /** Set by the cache stage on a cacheable miss it passes on; absent without a cache stage. */
-  readonly cacheMiss?: CacheMiss;
-  /** Set by the cache stage on a cacheable read: where its answer lives (the proxy remembers it, issue 15). */
-  cacheKey?: CacheKey;
-  /**
-   * The proxy remembers this request's key by its spelling (proxy.service.ts): a repeat never derives it
-   * again, so its canonical form is hashed without being memoised (a stream of new keys, as in a miss or a
-   * 429 storm, would only churn the hash memo).
-   */
-  readonly keyRemembered?: boolean;
-}
-
-/** What the cache stage's lookup found, for the coalescing stage behind it (which works without it too). */
-export interface CacheMiss {
-  /** Id of the entry the lookup found (stale, or skipped for `no-cache`): a waiter wants a newer one. */
-  readonly previousId?: string;
-  /** A stale-while-revalidate refresh: nobody waits for it, so it never waits on another replica. */
-  readonly background: boolean;
-  /**
-   * The key the lookup used (the same pure function of the request the coalescing stage would apply): a
-   * miss derives it once, not once per stage.
-   */
-  readonly key?: CacheKey;
-  /**
-   * Set by the coalescing stage when it took the miss in hand: it has stored the answer (or the 404) itself,
-   * and `shared` says whether the answer or error came from another request's call. Unset, the cache stage
-   * stores the answer.
-   */
-  coalescing?: { readonly shared: boolean };
 }
 
 export type CacheOutcome = 'HIT' | 'MISS' | 'STALE' | 'COALESCED' | 'BYPASS';
@@ -103,26 +76,9 @@ export interface ProxyResponse {
   upstreamMs?: number;
 }
 
-/**
- * An answer now (a fresh cache hit: no promise layer, issue 15) or later (anything that waits). A handler may
- * also throw synchronously (a cached error, a refusal): callers treat that as a rejection.
- */
-export type Answer = ProxyResponse | Promise<ProxyResponse>;
-
-export type Handler = (req: ProxyRequest) => Answer;
+export type Handler = (req: ProxyRequest) => Promise<ProxyResponse>;
 /** A pipeline stage, as in undici's interceptors: options are validated when the stage is built. */
 export type Stage = (next: Handler) => Handler;
-
-/**
- * What the pipeline's entry (the cache stage) gives back: an answer, or an error it decided at once (a
- * refusal while the upstream refuses, a cached error), returned rather than thrown. V8 tiers a function up
- * as it returns: one that only ever leaves by a throw stays in the interpreter, and in a 429 storm every
- * request is refused, through the proxy, the stage and its lookup (issue 15). Only the entry returns one:
- * the stages behind it see plain `Answer`s.
- */
-export type EntryAnswer = Answer | GatewayError;
-export type EntryHandler = (req: ProxyRequest) => EntryAnswer;
-export type EntryStage = (next: Handler) => EntryHandler;
 
 /** Reads a vendor's error body. Must never throw, whatever the body. */
 export interface UpstreamErrorInfo {

@@ -3,7 +3,6 @@ import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { LINK_SIGNER, LinkSigner } from './links/link-signer.js';
 import { SignedLinkController } from './links/signed-link.controller.js';
-import { ProxyRoutes } from './proxy-routes.js';
 import { ProxyService } from './proxy.service.js';
 import { RESPONSE_CACHE_PROVIDERS } from './response-cache.providers.js';
 import { ResponseCache } from './response-cache.service.js';
@@ -26,12 +25,11 @@ function linkSigner(config: AtriumConfig, redactor: SecretRedactor): LinkSigner 
   controllers: [SignedLinkController],
   providers: [
     ProxyService,
-    ProxyRoutes,
     UpstreamLimitsService,
     ...RESPONSE_CACHE_PROVIDERS,
     { provide: LINK_SIGNER, useFactory: linkSigner, inject: [ATRIUM_CONFIG, SecretRedactor] },
   ],
-  exports: [ProxyService, ProxyRoutes, ResponseCache, UpstreamLimitsService],
+  exports: [ProxyService, ResponseCache, UpstreamLimitsService],
 })
 export class ProxyModule implements OnApplicationBootstrap {
   constructor(@Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig) {}

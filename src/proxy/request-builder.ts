@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import type { Consumer } from '../core/auth/consumer.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import {
@@ -7,12 +6,61 @@ import {
   negotiateLanguage,
   type WireFormat,
 } from '../core/http/negotiation.js';
-import { queryObjectOf, queryPairsOf } from '../core/http/query-string.js';
+import { baseName, type QueryPairs } from '../core/http/query-string.js';
+import type { RequestTrace } from '../core/tracing/trace-context.js';
 import { checkWriteBody } from '../core/http/write-body.js';
 import type { ProxyRequest, RouteDefinition } from './pipeline.types.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 
 type PathPart = string | { param: string };
+
+/**
+ * One consumer request for a route, as the proxy takes it: from the route's controller, a batch item or a
+ * view part alike. The access policy has admitted it (authentication, quota, permission, validation).
+ */
+export interface ProxyCall {
+  readonly route: RouteDefinition;
+  readonly consumer: Consumer;
+  /** Path parameters of the route's template, decoded. */
+  readonly params: Readonly<Record<string, unknown>>;
+  /** Query pairs in the consumer's order. */
+  readonly query: QueryPairs;
+  /** The request headers the proxy reads (lower-case names, repeated values joined). */
+  readonly headers: Readonly<RequestHeaders>;
+  readonly body?: Buffer;
+  readonly requestId: string;
+  readonly trace?: RequestTrace;
+}
+
+export interface RequestHeaders {
+  accept?: string;
+  'accept-language'?: string;
+  'cache-control'?: string;
+  'content-type'?: string;
+}
+
+/** The request headers a ProxyCall carries, from any request's headers. */
+export function requestHeadersOf(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): RequestHeaders {
+  const out: RequestHeaders = {};
+  for (const name of ['accept', 'accept-language', 'cache-control', 'content-type'] as const) {
+    const v = headers[name];
+    if (v !== undefined) out[name] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+/** A query parameter as Fastify's parser reads it: one value, several (repeated or indexed), or none. */
+function paramOf(query: QueryPairs, name: string): string | string[] | undefined {
+  let out: string | string[] | undefined;
+  for (const [k, v] of query) {
+    if (baseName(k) !== name) continue;
+    if (out === undefined) out = k === name ? v : [v];
+    else out = [...(Array.isArray(out) ? out : [out]), v];
+  }
+  return out;
+}
 
 /** Compiled once per route: the upstream path template split into literals and parameters. */
 export interface CompiledRoute {
@@ -57,35 +105,20 @@ export function checkPathParam(name: string, value: unknown): string {
   return value;
 }
 
-/** A request header as one string (repeated headers joined). */
-export function header(req: FastifyRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v.join(', ') : v;
-}
-
 const NO_CACHE = /(^|,)\s*no-cache\s*(,|$)/i;
 
-/** `Cache-Control: no-cache` from the consumer. */
-export function wantsNoCache(req: FastifyRequest): boolean {
-  return NO_CACHE.test(header(req, 'cache-control') ?? '');
-}
-
-/** Builds the pipeline request from the Fastify request: the only place that reads consumer input. */
-export function buildProxyRequest(
-  compiled: CompiledRoute,
-  req: FastifyRequest,
-  consumer: Consumer,
-  keyRemembered = false,
-): ProxyRequest {
+/** Builds the pipeline request from a consumer's call: the only place that reads consumer input. */
+export function buildProxyRequest(compiled: CompiledRoute, call: ProxyCall): ProxyRequest {
   const { route, def } = compiled;
-  const params = (req.params ?? {}) as Record<string, unknown>;
+  const { params, consumer, query } = call;
+  const header = (name: keyof RequestHeaders): string | undefined => call.headers[name];
   let path = '';
   for (const p of compiled.parts)
     path += typeof p === 'string' ? p : encodeURIComponent(checkPathParam(p.param, params[p.param]));
 
-  const q = queryObjectOf(req);
   let format: WireFormat = 'json';
-  const formatParam = typeof q.format === 'string' ? q.format : undefined;
+  const givenFormat = paramOf(query, 'format');
+  const formatParam = typeof givenFormat === 'string' ? givenFormat : undefined;
   if (formatParam !== undefined && formatParam !== '') {
     const f = formatFromQuery(formatParam);
     if (!f)
@@ -95,7 +128,7 @@ export function buildProxyRequest(
       });
     format = f;
   } else if (!route.file) {
-    const f = negotiateFormat(header(req, 'accept'));
+    const f = negotiateFormat(header('accept'));
     if (!f)
       throw new GatewayError('UNSUPPORTED_FORMAT', {
         parameter: 'Accept',
@@ -115,7 +148,7 @@ export function buildProxyRequest(
   let langGiven: string | undefined;
   if (def.languages) {
     const fallback = def.defaultLanguage ?? def.languages[0];
-    const langParam = q.lang;
+    const langParam = paramOf(query, 'lang');
     if (Array.isArray(langParam))
       throw new GatewayError('VALIDATION_FAILED', { parameter: 'lang', message: 'lang must be given once.' });
     // Same rule as `format`: any case, and empty is the same as absent.
@@ -127,29 +160,29 @@ export function buildProxyRequest(
           message: `lang must be one of ${def.languages.join(', ')}.`,
         });
       lang = langGiven = wanted;
-    } else lang = negotiateLanguage(header(req, 'accept-language'), def.languages, fallback);
+    } else lang = negotiateLanguage(header('accept-language'), def.languages, fallback);
   }
 
   const headers: Record<string, string> = {
     accept: route.file
-      ? (header(req, 'accept') ?? '*/*')
+      ? (header('accept') ?? '*/*')
       : format === 'xml'
         ? 'application/xml'
         : 'application/json',
     'user-agent': 'Atrium-Gateway',
-    'x-request-id': String(req.id),
+    'x-request-id': call.requestId,
   };
   if (lang) headers['accept-language'] = lang;
   else if (!def.languages) {
     // An upstream without language handling gets the client's preference as sent (it may localise).
-    const acceptLanguage = header(req, 'accept-language');
+    const acceptLanguage = header('accept-language');
     if (acceptLanguage) headers['accept-language'] = acceptLanguage;
   }
   let body: Buffer | undefined;
-  if (route.method !== 'GET' && Buffer.isBuffer(req.body) && req.body.length > 0) {
-    body = req.body;
+  if (route.method !== 'GET' && call.body !== undefined && call.body.length > 0) {
+    body = call.body;
     // Only bodies the credentials stage can read (form or JSON), sent with the type they were read as.
-    headers['content-type'] = checkWriteBody(header(req, 'content-type'), body);
+    headers['content-type'] = checkWriteBody(header('content-type'), body);
   }
 
   const out: ProxyRequest = {
@@ -159,20 +192,19 @@ export function buildProxyRequest(
     path,
     query:
       langGiven === undefined
-        ? queryPairsOf(req).slice()
-        : queryPairsOf(req).map(([k, v]): [string, string] => (k === 'lang' ? [k, langGiven] : [k, v])),
+        ? query.slice()
+        : query.map(([k, v]): [string, string] => (k === 'lang' ? [k, langGiven] : [k, v])),
     headers,
     body,
     consumerId: consumer.id,
-    requestId: String(req.id),
+    requestId: call.requestId,
     format,
     lang,
     credentialId: def.credentials.id,
     deadline: Date.now() + def.timeoutMs,
-    noCache: wantsNoCache(req),
+    noCache: NO_CACHE.test(header('cache-control') ?? ''),
     weight: consumer.weight,
-    trace: req.trace,
-    keyRemembered,
+    trace: call.trace,
   };
   def.shapeRequest?.(out);
   return out;

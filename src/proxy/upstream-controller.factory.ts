@@ -12,25 +12,18 @@ import {
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UpstreamAccess } from '../core/auth/auth.decorators.js';
-import {
-  DOCS_ONLY_ROUTE,
-  ROUTE_DOCS,
-  type RouteDocsMeta,
-  type UpstreamDocs,
-} from '../core/ports/docs.port.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { queryPairsOf } from '../core/http/query-string.js';
+import { ROUTE_DOCS, type RouteDocsMeta, type UpstreamDocs } from '../core/ports/docs.port.js';
 import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
-import { nestPathOf } from './request-builder.js';
+import { nestPathOf, requestHeadersOf, type ProxyCall } from './request-builder.js';
 import { ProxyService, sendProxyResponse } from './proxy.service.js';
 
 /** Metadata on every generated handler: the route it serves (logs, metrics, docs, policy tests). */
 export const ROUTE_DEFINITION = Symbol('RouteDefinition');
 export const ROUTE_UPSTREAM = Symbol('RouteUpstream');
 
-/**
- * Key of the Fastify route config of every generated handler: the response hook (metrics, request log)
- * reads the route there in O(1), without a lookup per request.
- */
+/** Key of the Fastify route config of every generated handler: the response hook (metrics, request log) reads it. */
 export const ATRIUM_ROUTE_CONFIG = 'atriumRoute';
 
 export interface AtriumRouteConfig {
@@ -39,19 +32,9 @@ export interface AtriumRouteConfig {
   readonly route: RouteDefinition;
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The proxied route being served, set when its handler runs (cheaper than `routeOptions`, a getter). */
-    atriumRoute?: AtriumRouteConfig;
-  }
-}
-
-/**
- * The proxied route a request was served by, if any: from the handler, or from the route's config for a
- * request answered before its handler ran (a 404, a refusal in a hook).
- */
+/** The proxied route a request was routed to, if any (from its route's config). */
 export function atriumRouteOf(req: FastifyRequest): AtriumRouteConfig | undefined {
-  return req.atriumRoute ?? atriumRouteIn(req.routeOptions.config);
+  return atriumRouteIn(req.routeOptions.config);
 }
 
 /** The proxied route a Fastify route config names, if any (the gateway's own routes name none). */
@@ -71,11 +54,27 @@ function methodNameOf(route: RouteDefinition): string {
   return route.id.replace(/[^A-Za-z0-9_]/g, '_');
 }
 
+/** The proxy's call for a request Nest routed to `route` (the guards have set its consumer). */
+export function proxyCallOf(route: RouteDefinition, req: FastifyRequest): ProxyCall {
+  const consumer = req.consumer;
+  if (!consumer) throw new GatewayError('UNAUTHENTICATED');
+  return {
+    route,
+    consumer,
+    params: (req.params ?? {}) as Record<string, unknown>,
+    query: queryPairsOf(req),
+    headers: requestHeadersOf(req.headers),
+    body: Buffer.isBuffer(req.body) ? req.body : undefined,
+    requestId: String(req.id),
+    trace: req.trace,
+  };
+}
+
 /**
- * One thin controller per upstream, generated from its typed route table: each route becomes a handler
- * with the route's method and path, its access metadata, its query DTO and what the docs module needs
- * (ROUTE_DOCS). Docs-only (DOCS_ONLY_ROUTE): the live route is ProxyRoutes' plain Fastify route, which runs
- * the same checks from the same table; these handlers are what the OpenAPI scan and the policy test read.
+ * One thin controller per upstream, generated from its typed route table and routed by Nest: each route
+ * becomes a handler with the route's method and path, its access metadata (read by the global guards), its
+ * query DTO (validated by the global pipe) and what the docs module needs (ROUTE_DOCS). The handler hands
+ * the call to ProxyService and writes its answer; errors go to the exception filter.
  */
 export function createUpstreamController(table: UpstreamRouteTable): Type<unknown> {
   @Controller([...table.prefixes])
@@ -89,9 +88,7 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
     if (seen.has(name)) throw new Error(`route id ${route.id} is not unique in ${table.name}`);
     seen.add(name);
     const handler = async function (this: UpstreamController, req: FastifyRequest, reply: FastifyReply) {
-      const res = await this.proxy.forward(route, req);
-      if (res instanceof GatewayError) throw res;
-      sendProxyResponse(reply, res);
+      sendProxyResponse(reply, await this.proxy.handle(proxyCallOf(route, req)));
     };
     Object.defineProperty(handler, 'name', { value: name });
     Object.defineProperty(proto, name, {
@@ -121,8 +118,6 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
     RouteConfig({
       [ATRIUM_ROUTE_CONFIG]: { upstream: table.name, routeId: route.id, route } satisfies AtriumRouteConfig,
     })(target, name, descriptor);
-    // Served by ProxyRoutes as a plain Fastify route; this handler is what the docs and policy scan.
-    SetMetadata(DOCS_ONLY_ROUTE, true)(target, name, descriptor);
     // The docs module documents the handler from this when it builds the OpenAPI document (it pulls).
     SetMetadata(ROUTE_DOCS, {
       upstream: table.name,

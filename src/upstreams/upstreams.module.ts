@@ -1,11 +1,8 @@
 import { Inject, Module, type DynamicModule, type OnModuleInit, type Type } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import type { FastifyInstance } from 'fastify';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { ErrorShapeRegistry } from '../core/errors/error-shape.registry.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { ProxyModule } from '../proxy/proxy.module.js';
-import { ProxyRoutes } from '../proxy/proxy-routes.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { createUpstreamController } from '../proxy/upstream-controller.factory.js';
 import { upstreamDefinitionOf, type UpstreamDeclaration } from './upstream-declaration.js';
@@ -47,18 +44,13 @@ export class UpstreamsModule implements OnModuleInit {
     private readonly redactor: SecretRedactor,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
     @Inject(UPSTREAM_DECLARATIONS) private readonly upstreams: readonly UpstreamDeclaration[],
-    private readonly routes: ProxyRoutes,
-    private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   onModuleInit(): void {
     const ctx = { redactor: this.redactor };
-    const fastify = this.adapterHost.httpAdapter.getInstance<FastifyInstance>();
     for (const d of this.upstreams) {
       const def = upstreamDefinitionOf(d, this.config, ctx);
       this.proxy.register(def);
-      // The live routes of the route table: plain Fastify routes (the generated controller is docs-only).
-      this.routes.register(fastify, d);
       if (d.errorShape) this.shapes.register({ prefixes: d.prefixes, extend: d.errorShape(ctx) });
     }
   }

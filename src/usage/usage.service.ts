@@ -60,17 +60,31 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
 
   /** Counts one answered proxy request of a consumer (also called for in-process route calls). */
   count(req: FastifyRequest, reply: Pick<FastifyReply, 'statusCode' | 'getHeader'>): void {
-    const recorder = this.recorder;
     const consumer = req.consumer;
-    if (recorder === undefined || consumer === undefined) return;
     const atrium = atriumRouteOf(req);
-    if (atrium === undefined) return;
-    const cell = recorder.cell(consumer.id, atrium.upstream);
-    recorder.add(cell, U_REQUESTS);
+    if (consumer === undefined || atrium === undefined) return;
     const cache = reply.getHeader('x-cache');
+    this.countCall(consumer.id, atrium.upstream, {
+      status: reply.statusCode,
+      cache: typeof cache === 'string' ? cache : undefined,
+      errorCode: req.errorCode,
+    });
+  }
+
+  /** One answered request of a consumer to an upstream's route (a client's request, or a batch item, a view part). */
+  countCall(
+    consumer: string,
+    upstream: string,
+    answer: { readonly status: number; readonly cache?: string; readonly errorCode?: string },
+  ): void {
+    const recorder = this.recorder;
+    if (recorder === undefined) return;
+    const cell = recorder.cell(consumer, upstream);
+    recorder.add(cell, U_REQUESTS);
+    const cache = answer.cache;
     if (cache === 'HIT' || cache === 'STALE') recorder.add(cell, U_CACHE);
     else if (cache === 'COALESCED') recorder.add(cell, U_COALESCED);
-    else if (reply.statusCode === 429 && req.errorCode === 'CONSUMER_RATE_LIMITED')
+    else if (answer.status === 429 && answer.errorCode === 'CONSUMER_RATE_LIMITED')
       recorder.add(cell, U_QUOTA);
   }
 

@@ -1,6 +1,5 @@
 import { createHash, hash } from 'node:crypto';
 import type { ErrorEnvelope } from '../core/errors/error-envelope.js';
-import { BoundedMemo } from '../core/memo/bounded-memo.js';
 import { selectFields, type FieldSelection } from '../core/http/field-selection.js';
 import type { ViewDefinition } from './view-definition.js';
 import { partData, type ViewRun } from './view-runner.js';
@@ -42,21 +41,10 @@ interface PartText {
   readonly digest: string;
 }
 
-/**
- * JSON text and digest of part answers; those shared between requests (frozen by the runner) are
- * serialised and hashed once per stored answer.
- */
-const texts = new WeakMap<object, PartText>();
-
+/** A part answer's JSON text and its digest (the ETag covers the digests in order). */
 function textOf(value: unknown): PartText {
-  const shared = typeof value === 'object' && value !== null && Object.isFrozen(value);
-  let t = shared ? texts.get(value) : undefined;
-  if (t === undefined) {
-    const text = JSON.stringify(value);
-    t = { text, digest: hash('sha256', text, 'base64url') };
-    if (shared) texts.set(value, t);
-  }
-  return t;
+  const text = JSON.stringify(value);
+  return { text, digest: hash('sha256', text, 'base64url') };
 }
 
 /**
@@ -97,8 +85,7 @@ export function composeAnswer(view: ViewDefinition, run: ViewRun, fields?: Field
     dataText = JSON.stringify(selectFields(data, fields));
     etag = etagOf(dataText, complete);
   } else {
-    // As JSON.stringify of the {name: data} object, with each shared (frozen) part answer serialised and
-    // hashed once; the ETag covers the parts' digests in order.
+    // As JSON.stringify of the {name: data} object; the ETag covers the parts' digests in order.
     dataText = '{';
     let digests = '';
     for (const [i, p] of view.parts.entries()) {
@@ -126,12 +113,8 @@ export function etagOf(dataText: string, complete: boolean): string {
   return `"${digest.slice(0, 32)}"`;
 }
 
-/** ETags by the parts' digests: a view polled while its parts stay the same hashes once (bounded). */
-const etags = new BoundedMemo<string, string>(1024);
-
 function etagOfDigests(digests: string, complete: boolean): string {
-  const key = complete ? digests : digests + '\u0000partial';
-  return etags.get(key, () => etagOf(digests, complete));
+  return etagOf(digests, complete);
 }
 
 /** Whether `If-None-Match` names this ETag (weak comparison, lists and `*` included). */

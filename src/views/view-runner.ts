@@ -1,5 +1,4 @@
 import { buildEnvelope, type ErrorEnvelope } from '../core/errors/error-envelope.js';
-import { BoundedMemo } from '../core/memo/bounded-memo.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { selectFields } from '../core/http/field-selection.js';
 import { stringifyQuery, type QueryPairs } from '../core/http/query-string.js';
@@ -56,22 +55,16 @@ function madeError(err: GatewayError, requestId: string, started: number, result
   };
 }
 
-/** A part's route path split once: literals and the names of its parameters, in order. */
-const templates = new WeakMap<ViewPart, ReadonlyArray<string | { param: string }>>();
-
+/** A part's route path: literals and the names of its parameters, in order. */
 function templateOf(part: ViewPart): ReadonlyArray<string | { param: string }> {
-  let t = templates.get(part);
-  if (!t) {
-    const pieces: Array<string | { param: string }> = [];
-    let last = 0;
-    for (const m of part.route.path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-      pieces.push(part.route.path.slice(last, m.index), { param: m[1] });
-      last = m.index + m[0].length;
-    }
-    pieces.push(part.route.path.slice(last));
-    templates.set(part, (t = pieces));
+  const pieces: Array<string | { param: string }> = [];
+  let last = 0;
+  for (const m of part.route.path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    pieces.push(part.route.path.slice(last, m.index), { param: m[1] });
+    last = m.index + m[0].length;
   }
-  return t;
+  pieces.push(part.route.path.slice(last));
+  return pieces;
 }
 
 type PartTarget = { url: string; params: Record<string, string>; query: QueryPairs } | { missing: string };
@@ -107,62 +100,17 @@ function partUrl(part: ViewPart, ctx: TemplateContext): PartTarget {
   return { url: `/${part.prefix}${path}${q ? `?${q}` : ''}`, params, query: pairs };
 }
 
-/**
- * Targets of the parts that read no other part, by the view's parameter values: a view asked again with
- * the same parameters builds no URL (bounded per part, oldest out first). Targets are shared: read only.
- */
-const targets = new WeakMap<ViewPart, BoundedMemo<string, PartTarget>>();
-const MAX_TARGETS = 256;
-
-function targetOf(view: ViewDefinition, part: ViewPart, ctx: TemplateContext): PartTarget {
-  if (part.dependsOn.length > 0) return partUrl(part, ctx);
-  let key = '';
-  for (const p of view.params) {
-    const v = ctx.params[p.name];
-    // Length-prefixed: no value can pass for two (any character may be in a value).
-    key += v === undefined ? '-;' : `${v.length}:${v}`;
-  }
-  let byParams = targets.get(part);
-  if (!byParams) targets.set(part, (byParams = new BoundedMemo<string, PartTarget>(MAX_TARGETS)));
-  return byParams.get(key, () => partUrl(part, ctx));
-}
-
-/**
- * Parsed answers by body: a cache hit hands back the same bytes (the stored Buffer) every time, so a view
- * of hits parses each answer once, not once per call. Values are frozen: requests share them.
- */
-const parsed = new WeakMap<Buffer, unknown>();
-
 function jsonOf(body: Buffer): unknown {
-  if (parsed.has(body)) return parsed.get(body);
-  let value: unknown;
   try {
-    value = deepFreeze(JSON.parse(body.toString('utf8')));
+    return JSON.parse(body.toString('utf8'));
   } catch {
-    value = undefined;
+    return undefined;
   }
-  parsed.set(body, value);
-  return value;
 }
 
-function deepFreeze(value: unknown): unknown {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
-
-/** A view's parts in an order where every part comes after those it reads (by step; computed once). */
-const orders = new WeakMap<ViewDefinition, ReadonlyArray<readonly [ViewPart, number]>>();
-
+/** A view's parts in an order where every part comes after those it reads (by step). */
 function orderOf(view: ViewDefinition): ReadonlyArray<readonly [ViewPart, number]> {
-  let o = orders.get(view);
-  if (!o) {
-    o = [...view.parts.entries()].map(([i, p]) => [p, i] as const).sort((a, b) => a[0].step - b[0].step);
-    orders.set(view, o);
-  }
-  return o;
+  return [...view.parts.entries()].map(([i, p]) => [p, i] as const).sort((a, b) => a[0].step - b[0].step);
 }
 
 function outcomeOf(
@@ -206,24 +154,19 @@ function outcomeOf(
 /**
  * Runs a view's parts through the RouteCaller as the calling consumer: every part starts as soon as the
  * parts it reads have answered (parts without inputs at once, in parallel), all under one deadline. A part
- * whose input part failed, or whose input value is absent, does not run. When every part answers at once
- * (cache hits), so does the view: no promise, no timer.
+ * whose input part failed, or whose input value is absent, does not run.
  */
-export function runView(caller: RouteCaller, input: ViewRunInput): ViewRun | Promise<ViewRun> {
+export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewRun> {
   const { view, requestId } = input;
-  // Set at the deadline: parts not yet started do not start (no AbortController: nothing listens to it).
+  // Set at the deadline: parts not yet started do not start.
   let aborted = false;
   const outcomes = new Map<string, PartOutcome>();
   const answers: Record<string, unknown> = {};
   const ctx: TemplateContext = { params: input.params, parts: answers };
-  const running = new Map<string, PartOutcome | Promise<PartOutcome>>();
+  const running = new Map<string, Promise<PartOutcome>>();
   const started = performance.now();
 
-  const runPart = (
-    part: ViewPart,
-    i: number,
-    deps: readonly PartOutcome[],
-  ): PartOutcome | Promise<PartOutcome> => {
+  const runPart = async (part: ViewPart, i: number, deps: readonly PartOutcome[]): Promise<PartOutcome> => {
     const partStarted = performance.now();
     const partRequestId = `${requestId.slice(0, 120)}:${i}`;
     const failed = deps.find((d) => d.status !== 200);
@@ -240,7 +183,7 @@ export function runView(caller: RouteCaller, input: ViewRunInput): ViewRun | Pro
         envelope: env,
       };
     }
-    const target = targetOf(view, part, ctx);
+    const target = partUrl(part, ctx);
     if ('missing' in target)
       return madeError(
         new GatewayError('NOT_FOUND', { message: `Not run: ${target.missing} has no usable value.` }),
@@ -250,23 +193,25 @@ export function runView(caller: RouteCaller, input: ViewRunInput): ViewRun | Pro
       );
     if (aborted)
       return madeError(new GatewayError('UPSTREAM_TIMEOUT'), partRequestId, partStarted, 'timeout');
-    const res = caller.call(input.caller, {
+    const res = await caller.call(input.caller, {
       route: part.route,
       url: target.url,
       params: target.params,
       query: target.query,
       requestId: partRequestId,
     });
-    return res instanceof Promise
-      ? res.then((r) => outcomeOf(part, r, partRequestId, partStarted))
-      : outcomeOf(part, res, partRequestId, partStarted);
+    return outcomeOf(part, res, partRequestId, partStarted);
   };
 
-  const failedOutcome = (part: ViewPart, e: unknown): PartOutcome => {
-    const err = aborted ? new GatewayError('UPSTREAM_TIMEOUT') : new GatewayError('INTERNAL', { cause: e });
-    return { ...madeError(err, requestId, started, aborted ? 'timeout' : 'error'), name: part.name };
-  };
-  const ended = (part: ViewPart, o: PartOutcome): PartOutcome => {
+  const start = async (part: ViewPart, i: number): Promise<PartOutcome> => {
+    let o: PartOutcome;
+    try {
+      const deps = await Promise.all(part.dependsOn.map((d) => running.get(d)!));
+      o = await runPart(part, i, deps);
+    } catch (e) {
+      const err = aborted ? new GatewayError('UPSTREAM_TIMEOUT') : new GatewayError('INTERNAL', { cause: e });
+      return { ...madeError(err, requestId, started, aborted ? 'timeout' : 'error'), name: part.name };
+    }
     const named = o.name === part.name ? o : { ...o, name: part.name };
     if (!aborted) {
       outcomes.set(part.name, named);
@@ -274,44 +219,16 @@ export function runView(caller: RouteCaller, input: ViewRunInput): ViewRun | Pro
     }
     return named;
   };
-  const start = (
-    part: ViewPart,
-    i: number,
-    deps: readonly PartOutcome[],
-  ): PartOutcome | Promise<PartOutcome> => {
-    let o: PartOutcome | Promise<PartOutcome>;
-    try {
-      o = runPart(part, i, deps);
-    } catch (e) {
-      return failedOutcome(part, e);
-    }
-    return o instanceof Promise
-      ? o.then(
-          (v) => ended(part, v),
-          (e: unknown) => failedOutcome(part, e),
-        )
-      : ended(part, o);
-  };
 
-  let waiting = false;
-  // Every part after those it reads: a part's inputs are outcomes or promises of them when it starts.
-  for (const [part, i] of orderOf(view)) {
-    const deps = part.dependsOn.map((d) => running.get(d)!);
-    let o: PartOutcome | Promise<PartOutcome>;
-    if (deps.some((d) => d instanceof Promise))
-      o = Promise.all(deps.map(async (d) => d)).then((ds) => start(part, i, ds));
-    else o = start(part, i, deps as PartOutcome[]);
-    if (o instanceof Promise) waiting = true;
-    running.set(part.name, o);
-  }
-  if (!waiting) return { outcomes, timedOut: false };
+  // Every part after those it reads: a part's inputs are in `running` when it starts.
+  for (const [part, i] of orderOf(view)) running.set(part.name, start(part, i));
   return settleWithin(input, running, () => (aborted = true), outcomes, started);
 }
 
 /** Waits for the parts until the deadline; parts not answered by then are timeouts. */
 async function settleWithin(
   input: ViewRunInput,
-  running: ReadonlyMap<string, PartOutcome | Promise<PartOutcome>>,
+  running: ReadonlyMap<string, Promise<PartOutcome>>,
   abort: () => void,
   outcomes: Map<string, PartOutcome>,
   started: number,
@@ -321,7 +238,7 @@ async function settleWithin(
   const deadline = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, input.timeoutMs);
   });
-  await Promise.race([Promise.all([...running.values()].map(async (o) => o)), deadline]);
+  await Promise.race([Promise.all(running.values()), deadline]);
   clearTimeout(timer);
   const timedOut = outcomes.size < view.parts.length;
   if (timedOut) abort();

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ProxyModule } from '../proxy/proxy.module.js';
 import { RouteCallsModule } from '../route-calls/route-calls.module.js';
-import { ViewRoutes } from './view-routes.js';
 import { ViewsController } from './views.controller.js';
 import { ViewsMetrics } from './views.metrics.js';
 import { ViewsRegistry } from './views.registry.js';
@@ -11,7 +10,7 @@ import { ViewsService } from './views.service.js';
 @Module({
   imports: [RouteCallsModule, ProxyModule],
   controllers: [ViewsController],
-  providers: [ViewsRegistry, ViewsMetrics, ViewsService, ViewRoutes],
+  providers: [ViewsRegistry, ViewsMetrics, ViewsService],
   exports: [ViewsService],
 })
 export class ViewsModule {}

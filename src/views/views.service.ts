@@ -3,7 +3,7 @@ import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import type { FieldSelection } from '../core/http/field-selection.js';
 import type { QueryPairs } from '../core/http/query-string.js';
-import { ROUTE_CALLER, type RouteCaller, type RouteCallerIdentity } from '../route-calls/route-caller.js';
+import { RouteCaller, type RouteCallerIdentity } from '../route-calls/route-caller.js';
 import { composeAnswer, etagMatches, type ViewAnswer } from './view-answer.js';
 import type { ViewDefinition } from './view-definition.js';
 import { readViewRequest } from './view-request.js';
@@ -64,7 +64,7 @@ export class ViewsService {
   constructor(
     readonly registry: ViewsRegistry,
     private readonly metrics: ViewsMetrics,
-    @Inject(ROUTE_CALLER) private readonly caller: RouteCaller,
+    private readonly caller: RouteCaller,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
   ) {}
 
@@ -108,8 +108,8 @@ export class ViewsService {
     }));
   }
 
-  /** One view call; answered at once (no promise) when every part does (cache hits). */
-  run(call: ViewCall): ViewResult | Promise<ViewResult> {
+  /** One view call. */
+  async run(call: ViewCall): Promise<ViewResult> {
     const started = performance.now();
     const view = this.registry.get(call.name);
     if (!view)
@@ -120,16 +120,14 @@ export class ViewsService {
       defaultMs: this.timeoutOf(view),
       maxMs: this.config.views.maxTimeoutMs,
     });
-    const run = runView(this.caller, {
+    const run = await runView(this.caller, {
       view,
       params: request.params,
       caller: call.caller,
       requestId: call.requestId,
       timeoutMs: request.timeoutMs,
     });
-    return run instanceof Promise
-      ? run.then((r) => this.answer(view, call, request.fields, r, started))
-      : this.answer(view, call, request.fields, run, started);
+    return this.answer(view, call, request.fields, run, started);
   }
 
   private answer(

@@ -1,13 +1,17 @@
-import type { FastifyRequest } from 'fastify';
 import fc from 'fast-check';
 import { loadConfig } from '../../src/config/atrium-config.js';
 import { CONSUMER_KEY_HEADERS, CONSUMER_KEY_QUERY_PARAMS } from '../../src/core/auth/consumer.js';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
-import { fastifyQueryParser } from '../../src/core/http/query-string.js';
+import { parseQuery } from '../../src/core/http/query-string.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
 import { cacheKeyOf, keyRulesOf } from '../../src/proxy/cache/cache-key.js';
 import type { ProxyRequest, RouteDefinition } from '../../src/proxy/pipeline.types.js';
-import { buildProxyRequest, compileRoute } from '../../src/proxy/request-builder.js';
+import {
+  buildProxyRequest,
+  compileRoute,
+  requestHeadersOf,
+  type ProxyCall,
+} from '../../src/proxy/request-builder.js';
 import { credentialsStage } from '../../src/proxy/stages/credentials.stage.js';
 import type { UpstreamDefinition } from '../../src/proxy/upstream-definition.js';
 import { upstreamDefinitionOf } from '../../src/upstreams/upstream-declaration.js';
@@ -62,7 +66,7 @@ const clientRequest: fc.Arbitrary<ClientRequest> = fc.record({
 
 let requestNo = 0;
 
-function fastifyRequest(route: RouteDefinition, c: ClientRequest): FastifyRequest {
+function proxyCall(route: RouteDefinition, c: ClientRequest): ProxyCall {
   const parts: string[] = [];
   if (c.lang !== undefined) parts.push(`lang=${c.lang}`);
   if (c.format !== undefined) parts.push(`format=${c.format}`);
@@ -77,13 +81,13 @@ function fastifyRequest(route: RouteDefinition, c: ClientRequest): FastifyReques
   const params: Record<string, string> = {};
   for (const m of route.path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) params[m[1]] = c.id;
   return {
-    url: `/x${qs ? '?' + qs : ''}`,
-    query: fastifyQueryParser(qs),
-    headers,
+    route,
+    consumer: app.consumer,
+    query: parseQuery(qs),
+    headers: requestHeadersOf(headers),
     params,
-    id: `prop-${requestNo++}`,
-    body: undefined,
-  } as unknown as FastifyRequest;
+    requestId: `prop-${requestNo++}`,
+  };
 }
 
 /** The cache key, and the request exactly as the upstream receives it (tracing header aside). */
@@ -94,7 +98,7 @@ async function keyAndUpstreamView(
 ): Promise<{ key: string; view: string } | undefined> {
   let req: ProxyRequest;
   try {
-    req = buildProxyRequest(compileRoute(def, route), fastifyRequest(route, c), app.consumer);
+    req = buildProxyRequest(compileRoute(def, route), proxyCall(route, c));
   } catch (e) {
     if (e instanceof GatewayError) return undefined; // refused before any upstream call: nothing to cache
     throw e;

@@ -6,19 +6,13 @@ import { CacheMetrics } from '../../src/proxy/cache-metrics.js';
 import type { CacheSettings } from '../../src/proxy/cache/cache-settings.js';
 import { MemoryResponseStore } from '../../src/proxy/cache/memory-response.store.js';
 import { compose } from '../../src/proxy/compose.js';
-import type {
-  EntryStage,
-  ProxyRequest,
-  ProxyResponse,
-  RouteDefinition,
-} from '../../src/proxy/pipeline.types.js';
+import type { ProxyRequest, ProxyResponse, RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { cacheStage } from '../../src/proxy/stages/cache.stage.js';
-import { coalesceStage } from '../../src/proxy/stages/coalesce.stage.js';
 import { UndiciTransport } from '../../src/proxy/transport/undici.transport.js';
 
-// Issue 14 item 2: each stage is self-contained, as undici's interceptors are: coalescing computes its own key
-// and works without the cache stage in front; the cache works without coalescing behind it. Real HTTP: a
-// counting upstream on port 0 behind the undici transport.
+// The cache stage is self-contained, as undici's deduplicate interceptor is: it computes its own key and keeps
+// its own pending map; nothing in front or behind it tells it anything. Real HTTP: a counting upstream on
+// port 0 behind the undici transport.
 
 const route = {
   id: 't.series.get',
@@ -36,7 +30,7 @@ const SETTINGS: CacheSettings = {
   negativeTtlMs: 0,
 };
 
-describe('cache and coalescing stages, each without the other', () => {
+describe('the cache stage alone, in front of a real transport', () => {
   let server: Server;
   let transport: UndiciTransport;
   let calls = 0;
@@ -78,7 +72,7 @@ describe('cache and coalescing stages, each without the other', () => {
     holding = false;
   });
 
-  const build = (stage: 'cache' | 'coalesce') => {
+  const build = () => {
     const registry = new Registry();
     const store = new MemoryResponseStore({ maxBytes: 1024 * 1024 });
     const options = {
@@ -88,8 +82,7 @@ describe('cache and coalescing stages, each without the other', () => {
       settings: SETTINGS,
       events: new CacheMetrics(registry).forUpstream('t'),
     };
-    const only: EntryStage = stage === 'cache' ? cacheStage(options) : coalesceStage(options);
-    const handler = compose([only], transport.handler);
+    const handler = compose([cacheStage(options)], transport.handler);
     const get = (id: string): Promise<ProxyResponse> =>
       settled(handler, {
         upstream: 't',
@@ -114,8 +107,8 @@ describe('cache and coalescing stages, each without the other', () => {
   };
   const bodyOf = (r: ProxyResponse) => (r.body as Buffer).toString();
 
-  it('coalescing alone: N identical GETs in flight make one upstream call and share its answer', async () => {
-    const t = build('coalesce');
+  it('N identical GETs in flight make one upstream call and share its answer; the next one is a HIT', async () => {
+    const t = build();
     holding = true;
     const all = Promise.all(Array.from({ length: 20 }, () => t.get('1')));
     await until(() => held.length === 1);
@@ -126,17 +119,17 @@ describe('cache and coalescing stages, each without the other', () => {
     expect(calls).toBe(1);
     expect(new Set(res.map(bodyOf)).size).toBe(1);
     expect(res.filter((r) => r.cache === 'COALESCED')).toHaveLength(19);
-    // Different keys are separate calls; and nothing is served from a cache once the call is over.
+    // Different keys are separate calls; the coalesced answer was stored.
     holding = false;
     await Promise.all([t.get('2'), t.get('3')]);
     expect(calls).toBe(3);
-    await t.get('1');
-    expect(calls).toBe(4);
+    expect((await t.get('1')).cache).toBe('HIT');
+    expect(calls).toBe(3);
     await t.close();
   });
 
-  it('the cache alone: MISS then HIT, stored by the cache stage itself', async () => {
-    const t = build('cache');
+  it('MISS then HIT, stored by the stage itself', async () => {
+    const t = build();
     const first = await t.get('7');
     expect(first.cache).toBe('MISS');
     const second = await t.get('7');

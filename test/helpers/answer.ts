@@ -1,15 +1,11 @@
-import { GatewayError } from '../../src/core/errors/gateway-error.js';
-import type { EntryAnswer, ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
+import type { ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
 
-/**
- * A pipeline handler's answer as a promise: handlers answer fresh hits synchronously, the entry stage returns
- * an error it decided at once, and a handler may throw synchronously; a test reading `.then`/`.catch` wants
- * each error as a rejection.
- */
-export function settled(h: (req: ProxyRequest) => EntryAnswer, req: ProxyRequest): Promise<ProxyResponse> {
+/** A pipeline handler's answer as a promise, a synchronous throw (a stage's bad options) as a rejection. */
+export function settled(
+  h: (req: ProxyRequest) => Promise<ProxyResponse>,
+  req: ProxyRequest,
+): Promise<ProxyResponse> {
   return new Promise((resolve, reject) => {
-    const answer = h(req);
-    if (answer instanceof GatewayError) reject(answer);
-    else resolve(answer);
+    h(req).then(resolve, reject);
   });
 }

@@ -2,7 +2,6 @@ import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/
 import { ModulesContainer } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { RouteOptions } from 'fastify';
-import { DOCS_ONLY_ROUTE, SERVES_HANDLER } from '../../src/core/ports/docs.port.js';
 import { ATRIUM_ROUTE_CONFIG, type AtriumRouteConfig } from '../../src/proxy/upstream-controller.factory.js';
 import { IS_PUBLIC, UPSTREAM_ACCESS, type UpstreamAccessMeta } from '../../src/core/auth/auth.decorators.js';
 import { createDocumentApp } from '../../src/document-app.js';
@@ -56,8 +55,6 @@ interface Handler {
   readonly ownGuards: number;
   readonly isPublic: boolean;
   readonly access?: UpstreamAccessMeta;
-  /** Documented only: the live route is a plain Fastify route (ProxyRoutes), checked separately below. */
-  readonly docsOnly: boolean;
 }
 
 function handlersOf(app: NestFastifyApplication): Handler[] {
@@ -81,7 +78,6 @@ function handlersOf(app: NestFastifyApplication): Handler[] {
           ownGuards: classGuards.length + guards.length,
           isPublic: classPublic || Reflect.getMetadata(IS_PUBLIC, fn) === true,
           access: Reflect.getMetadata(UPSTREAM_ACCESS, fn) as UpstreamAccessMeta | undefined,
-          docsOnly: Reflect.getMetadata(DOCS_ONLY_ROUTE, fn) === true,
         });
       }
     }
@@ -93,7 +89,7 @@ describe('every controller declares who may call each handler', () => {
   let handlers: Handler[];
   const routes: RouteOptions[] = [];
   beforeAll(async () => {
-    // Every route the HTTP server really serves, whoever registered it (Nest or ProxyRoutes).
+    // Every route the HTTP server really serves, whoever registered it.
     app = await createDocumentApp((a) =>
       a
         .getHttpAdapter()
@@ -145,28 +141,19 @@ describe('every controller declares who may call each handler', () => {
     expect(stale).toEqual([]);
   });
 
-  it('every live route is a Nest handler checked above or a proxied route with its upstream access', () => {
-    const nestRouted = new Set(handlers.filter((h) => !h.docsOnly).map((h) => h.name));
-    const documented = handlers.filter((h) => h.docsOnly);
+  it('every live route is a Nest handler checked above; each proxied one names its route and upstream', () => {
+    const nestRouted = new Set(handlers.map((h) => h.name));
     const unknown: string[] = [];
     const proxied = new Map<string, AtriumRouteConfig>();
-    // Plain routes that serve a docs-only handler checked above (ViewRoutes: `GET /views/{name}`).
-    const served = new Set<string>();
     for (const r of routes) {
       const config = r.config as Record<string, unknown> | undefined;
       const atrium = config?.[ATRIUM_ROUTE_CONFIG] as AtriumRouteConfig | undefined;
-      const serves = config?.[SERVES_HANDLER];
       if (atrium) proxied.set(`${String(r.method)} ${r.url}`, atrium);
-      else if (typeof serves === 'string' && documented.some((h) => h.name === serves)) served.add(serves);
-      else if (!nestRouted.has(r.handler.name))
-        unknown.push(`${String(r.method)} ${r.url} (${r.handler.name})`);
+      if (!nestRouted.has(r.handler.name)) unknown.push(`${String(r.method)} ${r.url} (${r.handler.name})`);
     }
     expect(unknown).toEqual([]);
-    // No docs-only handler is routed by Nest; each is a proxied route (with its upstream access, one live
-    // route per prefix) or is served by a plain route that names it.
-    expect(documented.filter((h) => !h.access).map((h) => h.name)).toEqual([...served]);
-    expect(served).toEqual(new Set(['ViewsController.run']));
-    expect(proxied.size).toBeGreaterThanOrEqual(documented.length - served.size);
+    // One live route per proxied handler and prefix, each with the upstream access of its route.
+    expect(proxied.size).toBeGreaterThanOrEqual(handlers.filter((h) => h.access).length);
     for (const [, atrium] of proxied) expect(atrium.route.id.startsWith(`${atrium.upstream}.`)).toBe(true);
   });
 

@@ -21,10 +21,7 @@ export function disabled(consumer: Consumer): GatewayError {
   return new GatewayError('FORBIDDEN', { message: `Consumer "${consumer.id}" is disabled by the operator.` });
 }
 
-/**
- * Who is calling (401; 403 for a disabled consumer): the check the global guard and the plain Fastify proxy
- * routes share.
- */
+/** Who is calling (401; 403 for a disabled consumer): the check behind the global guard. */
 export function authenticateConsumer(
   store: ConsumerStore,
   key: string | undefined,
@@ -37,7 +34,7 @@ export function authenticateConsumer(
   return consumer;
 }
 
-/** May this consumer use this upstream, and write (403)? Shared by the guard and the proxy routes. */
+/** May this consumer use this upstream, and write (403)? The guard's check, and each inner call's. */
 export function checkUpstreamAccess(consumer: Consumer, access: UpstreamAccessMeta): void {
   if (!consumer.upstreams.has(access.upstream))
     throw new GatewayError('FORBIDDEN', {

@@ -24,6 +24,23 @@ declare module 'fastify' {
   }
 }
 
+/** What an error answer is written from: the request's ids, URL (the vendor shape) and wanted format. */
+export interface ErrorContext {
+  readonly requestId: string;
+  readonly traceId?: string;
+  readonly url: string;
+  /** The `format` query parameter, if given once. */
+  readonly format?: string;
+  readonly accept?: string;
+}
+
+export interface ErrorAnswer {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: string;
+}
+
 const HTTP_STATUS_CODE: Record<number, ErrorCode> = {
   400: 'VALIDATION_FAILED',
   401: 'UNAUTHENTICATED',
@@ -103,17 +120,8 @@ export class GatewayExceptionFilter implements ExceptionFilter {
     }
     const requestId = String(req.id);
     req.errorCode = err.code;
-    if (err.code === 'INTERNAL') {
-      this.logger.error(
-        this.redactor.redact(`errorId=${requestId} ${describe(exception)}`),
-        exception instanceof Error ? this.redactor.redact(exception.stack ?? '') : undefined,
-      );
-    } else if (err.status >= 500) {
-      this.logger.warn(this.redactor.redact(`requestId=${requestId} ${err.code} ${err.message}`));
-    }
+    this.note(err, requestId, exception);
     if (reply.sent) return;
-    const traceId = req.trace?.traceId;
-    const ext = this.shapes.forUrl(req.url);
     const raw = req.raw as FastifyRequest['raw'] | undefined;
     if (raw && bodyPending(raw)) {
       // Answered before the body was read (413 over the limit, a refusal in onRequest): Fastify would close
@@ -122,22 +130,58 @@ export class GatewayExceptionFilter implements ExceptionFilter {
       reply.removeHeader('connection');
       drainAfterEarlyAnswer(raw);
     }
-    reply.status(err.status);
-    if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-    if (allow) reply.header('allow', allow.join(', '));
-    if (err.status === 401) reply.header('www-authenticate', 'Bearer realm="atrium"');
     const q = req.query as Record<string, unknown> | undefined;
-    const format = typeof q?.format === 'string' ? q.format : undefined;
-    if (wantsXml(format, req.headers.accept)) {
-      const xml = envelopeToXml(this.envelopeOf(err, requestId, traceId, ext));
-      void reply.header('content-type', 'application/xml; charset=utf-8').send(xml);
-    } else {
-      // A shared refusal (a 429 storm's) was serialised once: only the ids are filled in.
-      const json =
-        (isSharedError(err) ? this.templates.json(err, ext, requestId, traceId) : undefined) ??
-        JSON.stringify(this.envelopeOf(err, requestId, traceId, ext));
-      void reply.header('content-type', 'application/json; charset=utf-8').send(json);
+    const answer = this.answerOf(err, {
+      requestId,
+      traceId: req.trace?.traceId,
+      url: req.url,
+      format: typeof q?.format === 'string' ? q.format : undefined,
+      accept: req.headers.accept,
+    });
+    reply.status(answer.status);
+    for (const name in answer.headers) reply.header(name, answer.headers[name]);
+    if (allow) reply.header('allow', allow.join(', '));
+    void reply.send(answer.body);
+  }
+
+  /**
+   * The envelope answer to an error of a call made inside a client's request (a batch item, a view part):
+   * what `send` would write, as status, headers and body, logged as `send` logs it.
+   */
+  answerFor(exception: unknown, ctx: ErrorContext): ErrorAnswer {
+    const err = toGatewayError(exception);
+    this.note(err, ctx.requestId, exception);
+    return this.answerOf(err, ctx);
+  }
+
+  private note(err: GatewayError, requestId: string, exception: unknown): void {
+    if (err.code === 'INTERNAL') {
+      this.logger.error(
+        this.redactor.redact(`errorId=${requestId} ${describe(exception)}`),
+        exception instanceof Error ? this.redactor.redact(exception.stack ?? '') : undefined,
+      );
+    } else if (err.status >= 500) {
+      this.logger.warn(this.redactor.redact(`requestId=${requestId} ${err.code} ${err.message}`));
     }
+  }
+
+  private answerOf(err: GatewayError, ctx: ErrorContext): ErrorAnswer {
+    const headers: Record<string, string> = {};
+    if (err.retryAfterSeconds !== undefined) headers['retry-after'] = String(err.retryAfterSeconds);
+    if (err.status === 401) headers['www-authenticate'] = 'Bearer realm="atrium"';
+    const ext = this.shapes.forUrl(ctx.url);
+    let body: string;
+    if (wantsXml(ctx.format, ctx.accept)) {
+      headers['content-type'] = 'application/xml; charset=utf-8';
+      body = envelopeToXml(this.envelopeOf(err, ctx.requestId, ctx.traceId, ext));
+    } else {
+      headers['content-type'] = 'application/json; charset=utf-8';
+      // A shared refusal (a 429 storm's) was serialised once: only the ids are filled in.
+      body =
+        (isSharedError(err) ? this.templates.json(err, ext, ctx.requestId, ctx.traceId) : undefined) ??
+        JSON.stringify(this.envelopeOf(err, ctx.requestId, ctx.traceId, ext));
+    }
+    return { code: err.code, status: err.status, headers, body };
   }
 
   /** The envelope of `err` for one request: message scrubbed, the URL's vendor-shaped fields beside it. */

@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { GatewayError } from '../errors/gateway-error.js';
 
-/** The first failed constraint as the one 400 envelope (the ValidationPipe and the proxy routes share it). */
+/** The first failed constraint as the one 400 envelope (the ValidationPipe and inner calls share it). */
 export function validationError(errors: ValidationError[]): GatewayError {
   const first = errors[0];
   const messages = first?.constraints ? Object.values(first.constraints) : [];
@@ -16,7 +16,7 @@ export function validationError(errors: ValidationError[]): GatewayError {
   });
 }
 
-/** The options the global ValidationPipe validates with; the proxy routes' validators use the same. */
+/** The options the global ValidationPipe validates with; the inner calls' validators use the same. */
 export const VALIDATOR_OPTIONS = {
   whitelist: false,
   forbidUnknownValues: false,

@@ -86,18 +86,6 @@ export interface UpstreamDocs<RouteId extends string = string> {
  */
 export const ROUTE_DOCS = Symbol('RouteDocs');
 
-/**
- * Marks a handler that exists for the OpenAPI document only: its route is served by a plain Fastify route
- * (the proxy's ProxyRoutes), so the HTTP adapter does not route the Nest handler.
- */
-export const DOCS_ONLY_ROUTE = Symbol('DocsOnlyRoute');
-
-/**
- * Fastify route config key of a plain route that serves a docs-only handler other than a proxied route
- * (`GET /views/{name}`): the handler's `Controller.method`, so the policy test checks it with the handler.
- */
-export const SERVES_HANDLER = 'servesHandler';
-
 /** The value stored under ROUTE_DOCS (`Route`: the proxy's RouteDefinition). */
 export interface RouteDocsMeta<Route = unknown> {
   readonly upstream: string;

@@ -114,7 +114,7 @@ export class ConsumerThrottlerGuard extends ThrottlerGuard {
   /**
    * Counts one request of this consumer and sets the `RateLimit-*` headers on `reply`; throws 429 when over
    * quota. Synchronous with the in-memory storage (no promise layer); a promise with Redis. The guard and
-   * the plain Fastify proxy routes share it; `upstream` labels the refusal metric.
+   * the inner calls of a batch or view share it; `upstream` labels the refusal metric.
    */
   admit(consumer: Consumer, reply: HeaderSink, upstream: string): void | Promise<void> {
     const plan = this.planOf(consumer);

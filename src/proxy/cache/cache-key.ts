@@ -1,7 +1,6 @@
 import { hash as digest } from 'node:crypto';
 import { getMetadataStorage } from 'class-validator';
 import { isConsumerKeyParam } from '../../core/auth/consumer.js';
-import { BoundedMemo } from '../../core/memo/bounded-memo.js';
 import { baseName, type QueryPairs } from '../../core/http/query-string.js';
 import type { ProxyRequest, RouteDefinition } from '../pipeline.types.js';
 
@@ -119,21 +118,6 @@ function headersPart(headers: Readonly<Record<string, string>>): string {
 }
 
 /**
- * Recently hashed canonical requests: a repeated request the proxy does not remember by its spelling (a
- * vendor client's, with its key in the query; a traced one) costs a Map lookup, not a SHA-256.
- */
-const hashes = new BoundedMemo<string, string>(4096);
-/** Long canonical forms are hashed each time rather than kept (a bound on the memo's bytes). */
-const MAX_REMEMBERED_LENGTH = 1024;
-
-function hashOf(canonical: string, remembered: boolean | undefined): string {
-  // Oldest first out (insertion order): a stream of unique keys cannot grow the memo.
-  return !remembered && canonical.length <= MAX_REMEMBERED_LENGTH
-    ? hashes.get(canonical, () => sha256Hex(canonical))
-    : sha256Hex(canonical);
-}
-
-/**
  * One-shot hash: no Hash object. SHA-256 and not a cheaper hash: keys are shared between consumers, so a
  * collision someone could craft would serve one request's answer to another.
  */
@@ -163,7 +147,7 @@ export function cacheKeyOf(req: ProxyRequest, ctx: KeyContext): CacheKey {
     req.format +
     '\n' +
     req.credentialId;
-  const hash = hashOf(canonical, req.keyRemembered);
+  const hash = sha256Hex(canonical);
   const scope = scopeOf(req.upstream, req.credentialId, ctx.family);
   const path = req.path.length > MAX_PATH_IN_KEY ? req.path.slice(0, MAX_PATH_IN_KEY) : req.path;
   const lockId = scope + ':' + hash;

@@ -22,6 +22,12 @@ export class SignedLinkController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const t = (req.query as Record<string, unknown> | undefined)?.t;
-    sendProxyResponse(reply, await this.proxy.followLink(upstream, t, req));
+    const accept = req.headers.accept;
+    const link = await this.proxy.followLink(upstream, t, {
+      requestId: String(req.id),
+      accept: typeof accept === 'string' ? accept : undefined,
+      trace: req.trace,
+    });
+    sendProxyResponse(reply, link);
   }
 }

@@ -6,15 +6,8 @@ import { cacheKeyOf, scopeOf, type CacheKey } from '../cache/cache-key.js';
 import { policyLookup, type CachedPolicy, type RoutePolicy } from '../cache/cache-policy.js';
 import { answerFrom, validateSettings, type CacheSettings } from '../cache/cache-settings.js';
 import { storeAnswer, storeNotFound } from '../cache/entry-writer.js';
-import type { ResponseStore } from '../cache/response-store.js';
-import type {
-  CacheMiss,
-  EntryAnswer,
-  EntryStage,
-  ProxyRequest,
-  ProxyResponse,
-  RouteDefinition,
-} from '../pipeline.types.js';
+import type { MissRole, ResponseStore } from '../cache/response-store.js';
+import type { ProxyRequest, ProxyResponse, RouteDefinition, Stage } from '../pipeline.types.js';
 
 export interface CacheStageOptions {
   readonly upstream: string;
@@ -26,21 +19,52 @@ export interface CacheStageOptions {
   /**
    * The upstream's refusal of any call right now (cooldown after a vendor 429, open breaker), counted as the
    * limit stage counts it. A miss with no entry to fall back on is refused here, as the limit stage behind
-   * would refuse it, without a coalescing round or a promise per stage: a 429 storm stays cheap.
+   * would refuse it, without joining or leading a coalesced call.
    */
   readonly refuse?: (req: ProxyRequest) => GatewayError | undefined;
 }
 
+/** What one miss knows: its key, its policy, and what the lookup found before it. */
+interface Miss {
+  readonly key: CacheKey;
+  readonly policy: CachedPolicy;
+  /** Id of the entry that existed before this request (stale, or skipped for `no-cache`): a waiter wants a newer one. */
+  readonly previousId?: string;
+  /** A stale-while-revalidate refresh: nobody waits for it, so it never waits on another replica. */
+  readonly background: boolean;
+}
+
+/** A coalesced call's answer, and whether it came from another request's call (read back from the store). */
+interface Outcome {
+  readonly res: ProxyResponse;
+  readonly shared: boolean;
+}
+
+/** Thrown (and swallowed) when a background refresh finds another replica refreshing. */
+export class RefreshSkipped extends Error {}
+
+/** An error that carries whether it came from another request's call (for the coalesced/miss counters). */
+class SharedFailure extends Error {
+  constructor(
+    readonly error: unknown,
+    readonly shared: boolean,
+  ) {
+    super('coalesced failure');
+  }
+}
+
 /**
- * The outermost stage (architecture §4): answers fresh hits from the store, serves stale entries while one
- * background refresh runs (stale-while-revalidate) or when the call fails with a retryable error
+ * The response cache and its coalescing, one stage: answers fresh hits from the store, serves stale entries
+ * while one background refresh runs (stale-while-revalidate) or when the call fails with a retryable error
  * (stale-if-error: upstream 5xx, timeout, refusal, 429 cooldown, open breaker), and drops a family's entries
- * after a successful write. A miss goes on with `req.cacheMiss` (what the lookup found); a coalescing stage
- * behind stores the answer and says so there, else this stage stores it. Files, writes and side-effecting
- * GETs pass through as BYPASS. The pipeline's entry: a cached error and a refusal decided at the lookup are
- * returned, not thrown (`EntryAnswer`), when the store answered synchronously.
+ * after a successful write. A miss makes one upstream call per key, as undici's deduplicate interceptor does:
+ * identical misses in this process share one promise (the stage's own pending map, by its own key); across
+ * replicas sharing Redis the store elects one leader per key with a leased marker and the others wait for its
+ * result in the store. The leader stores the answer before anyone is released; a leader that fails hands
+ * every waiter the same error. Files, writes and side-effecting GETs pass through as BYPASS. Errors (a cached
+ * 404, a refusal) are thrown.
  */
-export function cacheStage(opts: CacheStageOptions): EntryStage {
+export function cacheStage(opts: CacheStageOptions): Stage {
   if (!opts.upstream) throw new Error('cacheStage: upstream required');
   if (!opts.store) throw new Error('cacheStage: store required');
   validateSettings(opts.settings);
@@ -48,89 +72,140 @@ export function cacheStage(opts: CacheStageOptions): EntryStage {
   const policyOf = policyLookup(opts.upstream, opts.routes, settings.ttlOverrides);
   const swr = settings.staleWhileRevalidateMs;
   const sie = settings.staleIfErrorMs;
+  /** Calls in flight in this process, by key: one per key. */
+  const inflight = new Map<string, Promise<Outcome>>();
   /** Keys with a background refresh running in this process: one per key. */
   const refreshing = new Set<string>();
 
   return (next) => {
-    /**
-     * Stores a miss's outcome when no coalescing stage did. The store's write-race token is taken after the
-     * call here (a coalescing stage takes it before): alone, the cache cannot see a write that raced the call.
-     */
-    const storeOwn = async (
-      key: CacheKey,
-      policy: CachedPolicy,
-      write: (token?: string) => Promise<void>,
-    ) => {
-      const role = await store.beginMiss(key);
-      if (role.role === 'follower') return; // another replica is calling: it stores
-      try {
-        await write(role.token);
-      } finally {
-        if (role.role === 'leader') await role.lease.release();
-      }
+    const fromEntry = (entry: CacheEntry): Outcome => {
+      if (entry.negative) throw negativeError(entry.negative);
+      return { res: answerFrom(entry, 'COALESCED', Date.now()), shared: true };
     };
 
-    /** Passes a miss on; stores the answer unless a coalescing stage did. */
-    const fetchMiss = async (req: ProxyRequest, key: CacheKey, policy: CachedPolicy, miss: CacheMiss) => {
+    /** Calls the upstream as leader (fleet-wide or local) and stores the answer before anyone is released. */
+    const call = async (req: ProxyRequest, miss: Miss, role: Exclude<MissRole, { role: 'follower' }>) => {
+      const lease = role.role === 'leader' ? role.lease : undefined;
+      // An answer may have been stored between our lookup and now (by a leader that has just finished here
+      // or on another replica): taking it saves a second upstream call.
+      const again = await store.get(miss.key);
+      if (again !== undefined && again.id !== miss.previousId) {
+        await lease?.release();
+        return fromEntry(again);
+      }
+      const target = { store, settings, key: miss.key, policy: miss.policy, token: role.token };
       let res: ProxyResponse;
       try {
-        res = await next({ ...req, cacheMiss: miss });
+        res = await next(req);
       } catch (err) {
-        if (!miss.coalescing)
-          await storeOwn(key, policy, (token) => storeNotFound({ store, settings, key, policy, token }, err));
+        await storeNotFound(target, err);
+        await lease?.fail(err);
         throw err;
       }
-      if (!miss.coalescing)
-        await storeOwn(key, policy, async (token) => {
-          if (!(await storeAnswer({ store, settings, key, policy, token }, res))) events.store_skip.inc();
-        });
-      return res;
+      if (!(await storeAnswer(target, res))) events.store_skip.inc();
+      await lease?.release();
+      return { res, shared: false };
     };
 
-    const refresh = (req: ProxyRequest, key: CacheKey, policy: CachedPolicy, entry: CacheEntry) => {
-      if (refreshing.has(key.full)) return;
-      refreshing.add(key.full);
+    /** Leads the miss in this process: becomes the fleet's leader, or waits for the replica that is. */
+    const lead = async (req: ProxyRequest, miss: Miss): Promise<Outcome> => {
+      for (;;) {
+        const role = await store.beginMiss(miss.key);
+        if (role.role !== 'follower') return call(req, miss, role);
+        if (miss.background) throw new RefreshSkipped();
+        const waited = await store.waitFor(miss.key, role.holder, miss.previousId, req.deadline);
+        if (waited.kind === 'entry') return fromEntry(waited.entry);
+        if (waited.kind === 'error') throw waited.error;
+        // The marker went away without a result: contend again (bounded by the request's deadline).
+        if (Date.now() >= req.deadline)
+          throw new GatewayError('UPSTREAM_TIMEOUT', { upstream: opts.upstream });
+      }
+    };
+
+    /** One call per key in this process: joins the call in flight, or leads one. */
+    const coalesced = async (req: ProxyRequest, miss: Miss): Promise<Outcome> => {
+      const id = miss.key.full;
+      for (let existing = inflight.get(id); existing !== undefined; existing = inflight.get(id)) {
+        try {
+          return { res: (await existing).res, shared: true };
+        } catch (err) {
+          // A background refresh we joined found another replica refreshing: this request needs an answer.
+          if (err instanceof RefreshSkipped && !miss.background) continue;
+          throw new SharedFailure(err, true);
+        }
+      }
+      const p = lead(req, miss);
+      inflight.set(id, p);
+      const clear = () => {
+        if (inflight.get(id) === p) inflight.delete(id);
+      };
+      p.then(clear, clear);
+      try {
+        return await p;
+      } catch (err) {
+        throw new SharedFailure(err, false);
+      }
+    };
+
+    const refresh = (req: ProxyRequest, miss: Miss) => {
+      if (refreshing.has(miss.key.full)) return;
+      refreshing.add(miss.key.full);
       // Nobody awaits this: a failure keeps the stale entry, which is what stale-while-revalidate means.
-      fetchMiss(req, key, policy, { previousId: entry.id, background: true, key })
+      coalesced(req, miss)
         .catch(() => undefined)
-        .finally(() => refreshing.delete(key.full));
+        .finally(() => refreshing.delete(miss.key.full));
     };
 
     /** A write or an uncacheable read: straight through, then the write invalidates its family. */
     const passThrough = async (req: ProxyRequest, policy: Exclude<RoutePolicy, CachedPolicy>) => {
-      if (policy.kind === 'write') {
-        const res = await next(req);
-        // Only a successful write gets here (errors throw); readers must not see the old state afterwards.
-        await store.invalidate(scopeOf(req.upstream, req.credentialId, policy.family));
-        events.bypass.inc();
-        return { ...res, cache: 'BYPASS' as const };
-      }
-      events.bypass.inc();
       const res = await next(req);
+      // Only a successful write gets here (errors throw); readers must not see the old state afterwards.
+      if (policy.kind === 'write')
+        await store.invalidate(scopeOf(req.upstream, req.credentialId, policy.family));
+      events.bypass.inc();
       return { ...res, cache: 'BYPASS' as const };
     };
 
-    /**
-     * What the lookup found decides: a fresh entry answers now (no promise: a hit from the memory store
-     * never waits), a stale one answers now and refreshes in the background, anything else is a miss. A
-     * cached error, or a refusal of a miss with nothing to fall back on, is the returned error.
-     */
-    const decide = (
-      req: ProxyRequest,
-      key: CacheKey,
-      policy: CachedPolicy,
-      entry: CacheEntry | undefined,
-    ): EntryAnswer => {
+    /** Whether a failed call could still be answered from this entry (stale-if-error). */
+    const fallsBack = (entry: CacheEntry | undefined): entry is CacheEntry =>
+      entry !== undefined && !entry.negative && Date.now() < entry.freshUntil + sie;
+
+    const missOf = async (req: ProxyRequest, miss: Miss, entry: CacheEntry | undefined) => {
+      try {
+        const { res, shared } = await coalesced(req, miss);
+        (shared ? events.coalesced : events.miss).inc();
+        // Age only for an answer read back from the store (another request's call).
+        return { ...res, cache: shared ? 'COALESCED' : 'MISS', ageSeconds: res.ageSeconds } as ProxyResponse;
+      } catch (failure) {
+        const { error, shared } =
+          failure instanceof SharedFailure ? failure : { error: failure, shared: false };
+        if (fallsBack(entry) && error instanceof GatewayError && error.retryable) {
+          events.stale.inc();
+          return answerFrom(entry, 'STALE', Date.now());
+        }
+        (shared ? events.coalesced : events.miss).inc();
+        throw error;
+      }
+    };
+
+    return async (req) => {
+      const policy = policyOf(req.route);
+      if (policy.kind !== 'cache') return passThrough(req, policy);
+      const key = cacheKeyOf(req, policy.key);
+      const lookup = childSpan(req.trace, 'cache lookup');
+      const entry = await store.get(key);
+      lookup?.setAttribute('atrium.cache.found', entry !== undefined);
+      lookup?.end();
       if (entry !== undefined && !req.noCache) {
         const now = Date.now();
         if (now < entry.freshUntil) {
           events.hit.inc();
-          if (entry.negative) return negativeError(entry.negative);
+          if (entry.negative) throw negativeError(entry.negative);
           return answerFrom(entry, 'HIT', now);
         }
         if (!entry.negative && now < entry.freshUntil + swr) {
           events.stale.inc();
-          refresh(req, key, policy, entry);
+          refresh(req, { key, policy, previousId: entry.id, background: true });
           return answerFrom(entry, 'STALE', now);
         }
       }
@@ -138,85 +213,10 @@ export function cacheStage(opts: CacheStageOptions): EntryStage {
         const err = refuse(req);
         if (err) {
           events.miss.inc();
-          return err;
+          throw err;
         }
       }
-      return missOf(req, key, policy, entry);
+      return missOf(req, { key, policy, previousId: entry?.id, background: false }, entry);
     };
-
-    /** Whether a failed call could still be answered from this entry (stale-if-error). */
-    const fallsBack = (entry: CacheEntry | undefined): boolean =>
-      entry !== undefined && !entry.negative && Date.now() < entry.freshUntil + sie;
-
-    const missOf = async (
-      req: ProxyRequest,
-      key: CacheKey,
-      policy: CachedPolicy,
-      entry: CacheEntry | undefined,
-    ): Promise<ProxyResponse> => {
-      const miss: CacheMiss = { previousId: entry?.id, background: false, key };
-      const counted = () => (miss.coalescing?.shared ? events.coalesced : events.miss).inc();
-      try {
-        const res = await fetchMiss(req, key, policy, miss);
-        counted();
-        // Age only for an answer read back from the store (another request's call).
-        return { ...res, cache: miss.coalescing?.shared ? 'COALESCED' : 'MISS', ageSeconds: res.ageSeconds };
-      } catch (err) {
-        if (
-          entry !== undefined &&
-          !entry.negative &&
-          err instanceof GatewayError &&
-          err.retryable &&
-          Date.now() < entry.freshUntil + sie
-        ) {
-          events.stale.inc();
-          return answerFrom(entry, 'STALE', Date.now());
-        }
-        counted();
-        throw err;
-      }
-    };
-
-    return (req) => {
-      const policy = policyOf(req.route);
-      if (policy.kind !== 'cache') return passThrough(req, policy);
-      const key = cacheKeyOf(req, policy.key);
-      req.cacheKey = key;
-      const lookup = childSpan(req.trace, 'cache lookup');
-      if (store.getSync) {
-        const entry = store.getSync(key);
-        lookup?.setAttribute('atrium.cache.found', entry !== undefined);
-        lookup?.end();
-        return decide(req, key, policy, entry);
-      }
-      return store.get(key).then((entry) => {
-        lookup?.setAttribute('atrium.cache.found', entry !== undefined);
-        lookup?.end();
-        const answer = decide(req, key, policy, entry);
-        // Behind a promise an error is its rejection, as the stages' answers are.
-        return answer instanceof GatewayError ? Promise.reject(answer) : answer;
-      });
-    };
-  };
-}
-
-/**
- * The fresh, positive entry under `key` as a HIT, counted as the stage counts one; undefined for anything
- * else (absent, stale, a cached error, a store that cannot answer synchronously), which the stage itself
- * then handles. The proxy's shortcut for a request it has seen before (proxy.service.ts).
- */
-export function freshHitReader(
-  opts: CacheStageOptions,
-): ((key: CacheKey) => ProxyResponse | undefined) | undefined {
-  const { store, events } = opts;
-  const getSync = store.getSync?.bind(store);
-  if (!getSync) return undefined;
-  return (key) => {
-    const entry = getSync(key);
-    if (entry === undefined || entry.negative) return undefined;
-    const now = Date.now();
-    if (now >= entry.freshUntil) return undefined;
-    events.hit.inc();
-    return answerFrom(entry, 'HIT', now);
   };
 }
