@@ -2,7 +2,9 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { BoundedMemo } from '../core/memo/bounded-memo.js';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { isConsumerKeyParam } from '../core/auth/consumer.js';
+import { GatewaySecretShapes } from '../core/auth/gateway-key-shape.js';
 import type { FieldSelection } from '../core/http/field-selection.js';
 import { parseQuery, queryPairsOf } from '../core/http/query-string.js';
 import type { CacheKey } from './cache/cache-key.js';
@@ -74,6 +76,8 @@ export class ProxyService implements OnApplicationShutdown {
   private readonly upstreams = new Map<string, RegisteredUpstream>();
   private readonly routes = new Map<RouteDefinition, ForwardRoute>();
   private readonly parts: PipelineParts;
+  /** Gateway keys and tokens: never forwarded in any field. */
+  private readonly gatewaySecrets: GatewaySecretShapes;
 
   constructor(
     private readonly redactor: SecretRedactor,
@@ -83,7 +87,9 @@ export class ProxyService implements OnApplicationShutdown {
     @Inject(UPSTREAM_METRICS) metrics: UpstreamMetrics,
     @Inject(USAGE_STAGES) usage: UsageStages,
     @Inject(TRACING_STAGES) tracing: TracingStages,
+    @Inject(ATRIUM_CONFIG) config: AtriumConfig,
   ) {
+    this.gatewaySecrets = new GatewaySecretShapes([config.operatorToken, config.metricsToken]);
     this.parts = { cache, limits, metrics, signer, usage, tracing, redact: (t) => redactor.redact(t) };
   }
 
@@ -145,7 +151,7 @@ export class ProxyService implements OnApplicationShutdown {
     }
     // A spelling is remembered unless the URL carries a consumer key (a secret never becomes a key of anything).
     const remember = seenAs !== undefined && !carriesConsumerKey(req);
-    const proxyReq = buildProxyRequest(compiled, req, consumer, remember);
+    const proxyReq = buildProxyRequest(compiled, req, consumer, remember, this.gatewaySecrets);
     const fields = takeFieldSelection(proxyReq);
     const res = compiled.handler(proxyReq);
     // The cache stage named the key (synchronously, before any wait): remember it for this request's spelling,

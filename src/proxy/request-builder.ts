@@ -9,6 +9,8 @@ import {
 } from '../core/http/negotiation.js';
 import { queryObjectOf, queryPairsOf } from '../core/http/query-string.js';
 import { checkWriteBody } from '../core/http/write-body.js';
+import type { GatewaySecretShapes } from '../core/auth/gateway-key-shape.js';
+import { refuseGatewaySecrets } from './gateway-key-refusal.js';
 import type { ProxyRequest, RouteDefinition } from './pipeline.types.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 
@@ -76,12 +78,23 @@ export function buildProxyRequest(
   req: FastifyRequest,
   consumer: Consumer,
   keyRemembered = false,
+  shapes?: GatewaySecretShapes,
 ): ProxyRequest {
   const { route, def } = compiled;
   const params = (req.params ?? {}) as Record<string, unknown>;
   let path = '';
   for (const p of compiled.parts)
     path += typeof p === 'string' ? p : encodeURIComponent(checkPathParam(p.param, params[p.param]));
+  if (shapes)
+    refuseGatewaySecrets(
+      {
+        params,
+        query: queryPairsOf(req),
+        headers: req.headers,
+        body: route.method !== 'GET' && Buffer.isBuffer(req.body) ? req.body : undefined,
+      },
+      shapes,
+    );
 
   const q = queryObjectOf(req);
   let format: WireFormat = 'json';
