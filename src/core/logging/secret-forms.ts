@@ -234,7 +234,10 @@ export const ESCAPINGS = {
     by: 'HTML escaped twice (`&amp;#47;`, a reference in an attribute escaped again)',
     alphanumeric: `&amp;${NUMERIC_ALPHANUMERIC}`,
     introducer: '&',
-    read: (t, at) => (t.startsWith('amp;', at + 1) ? sized(readReference(t, at + 5), 0) : undefined),
+    read: (t, at) => {
+      const r = t.startsWith('amp;', at + 1) ? readReference(t, at + 5) : undefined;
+      return r && { char: r.char, length: r.length + 5 };
+    },
   },
   reference: {
     by: 'HTML and XML encoders: `&#47;`, `&#x2F;` (leading zeros allowed), named references (`&sol;`)',
@@ -303,7 +306,7 @@ function decode(
   const introducers = new Introducers(text);
   for (let at = introducers.from(0); at !== -1;) {
     const t = tokenAt(text, at);
-    if (!t || !alphabet.has(t.char)) {
+    if (!t || t.length === 0 || !alphabet.has(t.char)) {
       at = introducers.from(at + 1);
       continue;
     }
