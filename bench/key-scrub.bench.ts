@@ -58,7 +58,9 @@ function measure(label: string, body: Buffer, run: (b: Buffer) => unknown): void
 const matcher = new SecretMatcher(secrets);
 const t0 = performance.now();
 new SecretMatcher(secrets);
-process.stdout.write(`patterns for ${secrets.length} secrets built in ${(performance.now() - t0).toFixed(2)} ms\n`);
+process.stdout.write(
+  `patterns for ${secrets.length} secrets built in ${(performance.now() - t0).toFixed(2)} ms\n`,
+);
 
 /** The same answer as PHP's json_encode writes it: every `/` as `\\/` (an escape to decode everywhere). */
 const php = (b: Buffer): Buffer => Buffer.from(b.toString().replace(/\//g, '\\/'));

@@ -27,7 +27,12 @@ function refuse(field: string): never {
 }
 
 /** The first JSON member (name or string value, any depth) holding a gateway secret, by its path. */
-function jsonField(value: unknown, path: string, shapes: GatewaySecretShapes, depth: number): string | undefined {
+function jsonField(
+  value: unknown,
+  path: string,
+  shapes: GatewaySecretShapes,
+  depth: number,
+): string | undefined {
   if (typeof value === 'string') return shapes.holds(value) ? path : undefined;
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return undefined;
   if (Array.isArray(value)) {

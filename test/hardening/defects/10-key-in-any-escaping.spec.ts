@@ -44,7 +44,8 @@ const ESCAPED: Record<string, (s: string) => string> = {
     s.replace(/\//g, '&sol;').replace(/\+/g, '&plus;').replace(/=/g, '&equals;'),
   'HTML references for every character (&#97;)': (s) => each(s, (c) => `&#${c.charCodeAt(0)};`),
   'HTML escaped twice (&amp;#47;)': (s) => each(s, (c) => (punct(c) ? `&amp;#${c.charCodeAt(0)};` : c)),
-  'percent-encoded, lower-case hex (%2f %2b %3d)': (s) => each(s, (c) => (punct(c) ? `%${hex2(c, false)}` : c)),
+  'percent-encoded, lower-case hex (%2f %2b %3d)': (s) =>
+    each(s, (c) => (punct(c) ? `%${hex2(c, false)}` : c)),
   'percent-encoded every character (%41%62)': (s) => each(s, (c) => `%${hex2(c, true)}`),
   'percent-encoded twice, lower case (%252f)': (s) => each(s, (c) => (punct(c) ? `%25${hex2(c, false)}` : c)),
   'mixed within one echo (\\/, %2B, &#61;, \\u002F)': (s) =>
@@ -72,13 +73,11 @@ describe('defect 10: a vendor secret in any escaping a vendor stack produces', (
     redactor.register(key);
     expect(redactor.redact(`upstream said: bad key ${echo}.`)).toBe('upstream said: bad key [REDACTED].');
     const stage = keyEchoStage({ secrets: () => [key], redact: (t) => redactor.redact(t) });
-    const res = await stage(
-      async (): Promise<ProxyResponse> => ({
-        status: 200,
-        headers: { 'content-disposition': `attachment; filename="${echo}.csv"`, 'content-type': 'text/csv' },
-        body: Buffer.from('a,b\n'),
-      }),
-    )({} as ProxyRequest);
+    const res = await stage(async (): Promise<ProxyResponse> => ({
+      status: 200,
+      headers: { 'content-disposition': `attachment; filename="${echo}.csv"`, 'content-type': 'text/csv' },
+      body: Buffer.from('a,b\n'),
+    }))({} as ProxyRequest);
     expect(res.headers['content-disposition']).toBe('attachment; filename="[REDACTED].csv"');
     const failing = stage(async (): Promise<ProxyResponse> => {
       throw new GatewayError('UPSTREAM_BAD_REQUEST', { message: `rejected ${echo}`, upstreamCode: echo });

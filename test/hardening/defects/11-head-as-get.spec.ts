@@ -52,7 +52,8 @@ describe('defect 11: HEAD answers as GET does, without a body', () => {
     const before = vendor.requests.length;
     const head = async () => call(gw.url + p, { method: 'HEAD', headers: auth });
     const get = async () => call(gw.url + p, { headers: auth });
-    const [first, second] = order === 'head-first' ? [await head(), await get()] : [await get(), await head()];
+    const [first, second] =
+      order === 'head-first' ? [await head(), await get()] : [await get(), await head()];
     const [h, g] = order === 'head-first' ? [first, second] : [second, first];
     expect({ status: h.status, body: h.body.length }).toEqual({ status: g.status, body: 0 });
     expect(g.status).toBe(200);
