@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import { GatewaySecretShapes } from '../core/auth/gateway-key-shape.js';
 import { parseQuery } from '../core/http/query-string.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { UPSTREAM_METRICS, type UpstreamMetrics } from '../core/ports/metrics.port.js';
@@ -42,6 +44,8 @@ export class ProxyService implements OnApplicationShutdown {
   private readonly upstreams = new Map<string, RegisteredUpstream>();
   private readonly routes = new Map<RouteDefinition, ForwardRoute>();
   private readonly parts: PipelineParts;
+  /** Gateway keys and tokens: never forwarded in any field. */
+  private readonly gatewaySecrets: GatewaySecretShapes;
 
   constructor(
     private readonly redactor: SecretRedactor,
@@ -51,7 +55,9 @@ export class ProxyService implements OnApplicationShutdown {
     @Inject(UPSTREAM_METRICS) metrics: UpstreamMetrics,
     @Inject(USAGE_STAGES) usage: UsageStages,
     @Inject(TRACING_STAGES) tracing: TracingStages,
+    @Inject(ATRIUM_CONFIG) config: AtriumConfig,
   ) {
+    this.gatewaySecrets = new GatewaySecretShapes([config.operatorToken, config.metricsToken]);
     this.parts = { cache, limits, metrics, signer, usage, tracing, redact: (t) => redactor.redact(t) };
   }
 
@@ -89,7 +95,7 @@ export class ProxyService implements OnApplicationShutdown {
   async handle(call: ProxyCall): Promise<ProxyResponse> {
     const compiled = this.routes.get(call.route);
     if (!compiled) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
-    const req = buildProxyRequest(compiled, call);
+    const req = buildProxyRequest(compiled, call, this.gatewaySecrets);
     const fields = takeFieldSelection(req);
     const res = await compiled.handler(req);
     return fields ? selectResponseFields(res, fields) : res;

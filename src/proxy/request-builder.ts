@@ -9,6 +9,8 @@ import {
 import { baseName, type QueryPairs } from '../core/http/query-string.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 import { checkWriteBody } from '../core/http/write-body.js';
+import type { GatewaySecretShapes } from '../core/auth/gateway-key-shape.js';
+import { refuseGatewaySecrets } from './gateway-key-refusal.js';
 import type { ProxyRequest, RouteDefinition } from './pipeline.types.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 
@@ -27,6 +29,8 @@ export interface ProxyCall {
   readonly query: QueryPairs;
   /** The request headers the proxy reads (lower-case names, repeated values joined). */
   readonly headers: Readonly<RequestHeaders>;
+  /** Every header the consumer sent, when it came over HTTP: checked for gateway keys, never forwarded. */
+  readonly allHeaders?: Readonly<Record<string, string | string[] | undefined>>;
   readonly body?: Buffer;
   readonly requestId: string;
   readonly trace?: RequestTrace;
@@ -108,13 +112,27 @@ export function checkPathParam(name: string, value: unknown): string {
 const NO_CACHE = /(^|,)\s*no-cache\s*(,|$)/i;
 
 /** Builds the pipeline request from a consumer's call: the only place that reads consumer input. */
-export function buildProxyRequest(compiled: CompiledRoute, call: ProxyCall): ProxyRequest {
+export function buildProxyRequest(
+  compiled: CompiledRoute,
+  call: ProxyCall,
+  shapes?: GatewaySecretShapes,
+): ProxyRequest {
   const { route, def } = compiled;
   const { params, consumer, query } = call;
   const header = (name: keyof RequestHeaders): string | undefined => call.headers[name];
   let path = '';
   for (const p of compiled.parts)
     path += typeof p === 'string' ? p : encodeURIComponent(checkPathParam(p.param, params[p.param]));
+  if (shapes)
+    refuseGatewaySecrets(
+      {
+        params,
+        query,
+        headers: call.allHeaders ?? call.headers,
+        body: route.method !== 'GET' ? call.body : undefined,
+      },
+      shapes,
+    );
 
   let format: WireFormat = 'json';
   const givenFormat = paramOf(query, 'format');

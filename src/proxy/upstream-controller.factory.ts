@@ -64,6 +64,7 @@ export function proxyCallOf(route: RouteDefinition, req: FastifyRequest): ProxyC
     params: (req.params ?? {}) as Record<string, unknown>,
     query: queryPairsOf(req),
     headers: requestHeadersOf(req.headers),
+    allHeaders: req.headers,
     body: Buffer.isBuffer(req.body) ? req.body : undefined,
     requestId: String(req.id),
     trace: req.trace,

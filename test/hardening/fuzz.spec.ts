@@ -54,9 +54,13 @@ type Property =
   | 'gateway5xx'
   | 'upstreamCallsForInvalidInput'
   | 'consumerCredentialsAtVendor'
+  | 'gatewayKeysAtVendor'
   | 'requestsToAnotherHost'
   | 'batchItemsEscaped'
   | 'errorsOutsideEnvelope';
+
+/** A gateway key's shape (docs/interfaces.md, Key custody), valid or not, as a vendor would receive it. */
+const GATEWAY_KEY_SHAPE = /atr_[A-Za-z0-9_-]{20,}/;
 
 const secret = (label: string) => `${label}-${randomBytes(12).toString('base64url')}`;
 
@@ -89,6 +93,7 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
     gateway5xx: 0,
     upstreamCallsForInvalidInput: 0,
     consumerCredentialsAtVendor: 0,
+    gatewayKeysAtVendor: 0,
     requestsToAnotherHost: 0,
     batchItemsEscaped: 0,
     errorsOutsideEnvelope: 0,
@@ -171,6 +176,7 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
         gateway5xx: counts.gateway5xx,
         upstreamCallsForInvalidInput: counts.upstreamCallsForInvalidInput,
         consumerCredentialsAtVendor: counts.consumerCredentialsAtVendor,
+        gatewayKeysAtVendor: counts.gatewayKeysAtVendor,
         errorsOutsideEnvelope: counts.errorsOutsideEnvelope,
       },
       examples,
@@ -282,6 +288,12 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
           );
         }
         const hay = `${call.url}\n${decoded}\n${JSON.stringify(call.headers)}\n${call.body.toString('latin1')}`;
+        if (
+          GATEWAY_KEY_SHAPE.test(hay) ||
+          hay.includes(ctxSecrets.operatorToken) ||
+          hay.includes(ctxSecrets.metricsToken)
+        )
+          violation('gatewayKeysAtVendor', `${f.kind} got ${call.method} ${call.url.slice(0, 200)}`);
         if (hay.includes(app.key) || hay.includes(EVIL))
           violation(
             'consumerCredentialsAtVendor',
@@ -454,6 +466,7 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
       gateway5xx: 0,
       upstreamCallsForInvalidInput: 0,
       consumerCredentialsAtVendor: 0,
+      gatewayKeysAtVendor: 0,
       requestsToAnotherHost: 0,
       batchItemsEscaped: 0,
       errorsOutsideEnvelope: 0,

@@ -7,7 +7,7 @@ import { captureDir, recordSecret } from '../observability/log-capture.js';
 import { call, type Answer } from './support/gateway-client.js';
 import { writeSuiteResults, type CaseResult } from './support/results.js';
 import { ScriptedUpstream, sendJson, sendText, type ScriptContext } from './support/scripted-upstream.js';
-import { findSecrets, secretForms, type SecretForm } from './support/secret-forms.js';
+import { ESCAPINGS, findDecoded, findSecrets, secretForms, type SecretForm } from './support/secret-forms.js';
 
 // Leaks (issue 18, "what to build" 4): hostile fake vendors echo the credential they received — our keys,
 // the EMIS session id, the EMIS password — in bodies, headers, redirects, download links, files and error
@@ -16,10 +16,10 @@ import { findSecrets, secretForms, type SecretForm } from './support/secret-form
 // /health/ready, the console page and its state, and a batch of the same calls are scanned for every form
 // of every secret (support/secret-forms.ts): 0 found.
 
-/** A key in the standard base64 alphabet that is sure to hold `/`, `+` and `=`. */
+/** A key from the full alphabet vendors use: base64 (mixed case) sure to hold `/`, `+` and `=`, and hex. */
 function awkwardKey(label: string): string {
   const core = randomBytes(24).toString('base64').replace(/=+$/, '');
-  return `${label}/${core.slice(0, 14)}+${core.slice(14)}==`;
+  return `${label}/${core.slice(0, 14)}+${core.slice(14)}${randomBytes(4).toString('hex')}==`;
 }
 
 const KEYS = {
@@ -117,6 +117,34 @@ const ECHOES: Record<string, Echo> = {
       `<?xml version="1.0"?><response><data><key>${s}</key><link>https://v/x?token=${enc(s)}</link><b>${b64(s)}</b></data></response>`,
       { 'content-type': 'application/xml' },
     ),
+  ...Object.fromEntries(
+    Object.entries(ESCAPINGS).map(([name, escape]): [string, Echo] => [
+      `every escaping: ${name}`,
+      (s, c) => {
+        const e = escape(s);
+        sendText(
+          c.res,
+          200,
+          `{"data":{"link":"https:\\/\\/vendor.example\\/dl?sessionId=${e}","debug":"key=${e}"}}`,
+          {
+            'content-type': 'application/json',
+            'content-disposition': `attachment; filename="${e}.json"`,
+            'content-language': e,
+            location: `https://vendor.example/next?token=${e}`,
+          },
+        );
+      },
+    ]),
+  ),
+  'every escaping, in a redirect and an HTML error page': (s, c) => {
+    const all = Object.values(ESCAPINGS).map((escape) => escape(s));
+    sendText(
+      c.res,
+      302,
+      `<html><body>${all.map((e) => `<a href="https://vendor.example/x?token=${e}">${e}</a>`).join('')}</body></html>`,
+      { location: `https://vendor.example/login?token=${all[0]}`, 'content-type': 'text/html' },
+    );
+  },
   'streamed file: name and a text body quoting the key': (s, c) =>
     sendText(c.res, 200, `source,https://vendor.example/dl?token=${enc(s)}\nkey,${s}\n`, {
       'content-type': 'text/csv',
@@ -158,7 +186,7 @@ for (const echo of Object.keys(ECHOES)) {
   // vendor's answers differ most (bodies and errors).
   CASES.push({ name: `macro: ${echo}`, path: INTERFACE_PATHS.macro, echo });
   CASES.push({ name: `documents: ${echo}`, path: INTERFACE_PATHS.documents, echo });
-  if (/body|error/.test(echo)) {
+  if (/body|error|escaping/.test(echo)) {
     CASES.push({ name: `company: ${echo}`, path: INTERFACE_PATHS.company, echo });
     CASES.push({ name: `deals: ${echo}`, path: INTERFACE_PATHS.deals, echo });
   }
@@ -175,6 +203,7 @@ describe('hardening: hostile vendors echo our secrets in every form', () => {
   let logStart = 0;
   const results: CaseResult[] = [];
   let found = 0;
+  let keysAtVendor = 0;
   const started = Date.now();
   let n = 500_000 + Math.floor(Math.random() * 100_000);
 
@@ -225,9 +254,14 @@ describe('hardening: hostile vendors echo our secrets in every form', () => {
     return dir ? join(dir, `inproc-w${process.env.JEST_WORKER_ID ?? '0'}-${process.pid}.log`) : undefined;
   }
 
+  let foundEscaped = 0;
   function scan(where: string, text: string, failures: string[]): void {
     for (const f of findSecrets(text, secrets)) {
       found++;
+      failures.push(`${where}: ${f.secret} (${f.form})`);
+    }
+    for (const f of findDecoded(text, secrets)) {
+      foundEscaped++;
       failures.push(`${where}: ${f.secret} (${f.form})`);
     }
   }
@@ -278,7 +312,11 @@ describe('hardening: hostile vendors echo our secrets in every form', () => {
       suite: 'leaks',
       finishedAt: new Date().toISOString(),
       durationMs: Date.now() - started,
-      counters: { secretsFound: found },
+      counters: {
+        secretsFound: found,
+        secretsFoundInAnyEscaping: foundEscaped,
+        gatewayKeysAtVendor: keysAtVendor,
+      },
       cases: results,
       notes: [
         `${secrets.size} secrets × every form; ${sessions.length} EMIS sessions issued; ${vendor.requests.length} vendor calls`,
@@ -337,6 +375,82 @@ describe('hardening: hostile vendors echo our secrets in every form', () => {
       scanAnswer(path, a, failures);
     }
     results.push({ name: "gateway's own pages", survived: failures.length === 0, failures });
+    expect(failures).toEqual([]);
+  });
+
+  it('gateway keys in any field: refused with 400 naming the field, never sent to a vendor', async () => {
+    const failures: string[] = [];
+    const other = testConsumer({ id: 'leaks-other' }).key;
+    const shapes = [app.key, other, `atr_op_${randomBytes(18).toString('base64url')}`, OPERATOR_TOKEN];
+    const nested = (path: string[], value: string): unknown =>
+      path.reduceRight<unknown>((inner, name) => ({ [name]: inner }), value);
+    const tries: { what: string; field: string; path: string; init: Parameters<typeof call>[1] }[] = [];
+    for (const [i, key] of shapes.entries()) {
+      for (const name of ['access_token', 'Authorization', 'x-api-key', 'api_key', 'username', 'q'])
+        tries.push({
+          what: `query ${name}`,
+          field: name,
+          path: `/macro/series/${++n}?${name}=${encodeURIComponent(key)}`,
+          init: { headers: auth },
+        });
+      tries.push({
+        what: 'a header',
+        field: 'x-forwarded-user',
+        path: `/macro/series/${++n}`,
+        init: { headers: { ...auth, 'x-forwarded-user': key } },
+      });
+      const depth = ['a', 'b', 'c', 'd', 'e'].slice(0, 1 + i);
+      tries.push({
+        what: `JSON body at depth ${depth.length}`,
+        field: `body.${depth.join('.')}`,
+        path: '/macro/userdefined/series',
+        init: {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify(nested(depth, key)),
+        },
+      });
+      tries.push({
+        what: 'form body',
+        field: 'body.password',
+        path: '/macro/userdefined/series',
+        init: {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+          body: `name=x&password=${encodeURIComponent(key)}`,
+        },
+      });
+    }
+    const before = vendor.calls();
+    for (const t of tries) {
+      const a = await call(gw.url + t.path, t.init);
+      let parameter: unknown;
+      try {
+        parameter = (JSON.parse(a.text) as { error?: { parameter?: unknown } }).error?.parameter;
+      } catch {
+        parameter = undefined;
+      }
+      if (a.status !== 400) failures.push(`${t.what}: answered ${a.status}`);
+      else if (parameter !== t.field) failures.push(`${t.what}: parameter ${String(parameter)}`);
+      for (const k of shapes) if (a.text.includes(k)) failures.push(`${t.what}: the value was echoed`);
+    }
+    if (vendor.calls() !== before)
+      failures.push(`${vendor.calls() - before} vendor calls for refused requests`);
+    results.push({ name: 'gateway keys in any field', survived: failures.length === 0, failures });
+    expect(failures).toEqual([]);
+  });
+
+  it('no vendor call of the whole suite carried a gateway key in any field', () => {
+    const failures: string[] = [];
+    for (const r of vendor.requests) {
+      const hay = `${r.url}\n${JSON.stringify(r.headers)}\n${r.body.toString('latin1')}`;
+      if (/atr_[A-Za-z0-9_-]{20,}/.test(hay) || hay.includes(OPERATOR_TOKEN)) {
+        keysAtVendor++;
+        failures.push(`${r.method} ${r.url.slice(0, 120)}`);
+      }
+    }
+    if (vendor.requests.length === 0) failures.push('no vendor call to look at');
+    results.push({ name: 'gateway keys at the vendor', survived: failures.length === 0, failures });
     expect(failures).toEqual([]);
   });
 

@@ -1,8 +1,10 @@
 /**
- * The forms a secret takes when a vendor echoes it (architecture §13 "Scrub every form, everywhere"): the
- * literal bytes, URL-encoded the ways common HTTP stacks write it, JSON-escaped the ways common JSON
- * encoders write it, and base64. A scrubber that knows only the literal bytes misses `ab%2Fcd` in a
- * download link, `ab\/cd` in a PHP answer and `YWIvY2Q` in an echoed Basic header.
+ * Every spelling of a secret a vendor stack may echo (architecture §13 "Scrub every form, everywhere").
+ * Vendor keys and session ids are base64 (`/`, `+`, `=`); a JSON, XML, HTML, URL or form encoder may write
+ * any of their characters its own way (`\/`, `\u002F`, `&#47;`, `&sol;`, `%2f`, `+` for a space…), and
+ * one string may mix them. So a secret is not searched as a list of spellings: a text that holds escapes
+ * is also searched decoded, every escape token of ESCAPINGS replaced by the character it stands for, and
+ * what is found there maps back to the bytes that spelled it. A new escaping is one entry of that table.
  *
  * Forms are computed once per secret (at registration and when a session is renewed), never per request.
  */
@@ -10,109 +12,420 @@
 /** Shorter forms are not searched for: they would mangle ordinary text, and no real key is that short. */
 export const MIN_FORM_LENGTH = 6;
 
-const UPPER_HEX = /%[0-9A-F]{2}/g;
-
-function lowerHex(s: string): string {
-  return s.replace(UPPER_HEX, (m) => m.toLowerCase());
+/** An escape token read at an offset: the character it stands for and how long it is. */
+interface Token {
+  readonly char: string;
+  readonly length: number;
 }
 
-/** Percent-encodes every UTF-8 byte of `s` whose character `keep` does not accept (upper-case hex). */
-function percentEncode(s: string, keep: RegExp): string {
-  let out = '';
-  for (const ch of s) {
-    if (keep.test(ch)) out += ch;
-    else for (const b of Buffer.from(ch, 'utf8')) out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
+/**
+ * One escaping: the character that starts its tokens, how to read one token at an offset (undefined when
+ * the text there is not one), and for journals and tests how it writes a character (canonical hex).
+ */
+interface Escaping {
+  /** Who writes it. */
+  readonly by: string;
+  readonly introducer: '\\' | '%' | '&';
+  readonly read: (text: string, at: number) => Token | undefined;
+  readonly example?: (ch: string, upper: boolean) => string | undefined;
+  /**
+   * Tokens so frequent in answers that, to find out whether a text holds an echo, they are replaced by a
+   * native split and join before the scan (PHP writes every `/` of every link as `\/`).
+   */
+  readonly frequent?: readonly (readonly [token: string, char: string])[];
+  /**
+   * Its tokens that stand for a letter or digit, as a case-insensitive pattern source (none: it has none). Encoders seldom
+   * escape those, so an answer holding none has every letter and digit of any echo as written: the longest
+   * run of them in a form is then a literal anchor (see SecretMatcher), and only an answer holding an anchor
+   * or one of these tokens is decoded.
+   */
+  readonly alphanumeric?: string;
+}
+
+export function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+}
+
+const hex = (n: number, width: number, upper: boolean): string => {
+  const h = n.toString(16).padStart(width, '0');
+  return upper ? h.toUpperCase() : h;
+};
+
+/** The value of `n` hex digits (either case) at `at`, or -1. */
+function hexAt(text: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const c = text.charCodeAt(i);
+    const d =
+      c >= 0x30 && c <= 0x39
+        ? c - 0x30
+        : c >= 0x41 && c <= 0x46
+          ? c - 0x37
+          : c >= 0x61 && c <= 0x66
+            ? c - 0x57
+            : -1;
+    if (d < 0) return -1;
+    v = v * 16 + d;
   }
-  return out;
+  return v;
 }
 
-const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
-const UNRESERVED_OR_SLASH = /^[A-Za-z0-9\-._~/]$/;
-const FORM_SAFE = /^[A-Za-z0-9*\-._ ]$/;
+/** Named references HTML5 and XML define for the characters keys and session ids are made of. */
+const NAMED_REFERENCES = {
+  amp: '&',
+  AMP: '&',
+  lt: '<',
+  LT: '<',
+  gt: '>',
+  GT: '>',
+  quot: '"',
+  QUOT: '"',
+  apos: "'",
+  sol: '/',
+  plus: '+',
+  equals: '=',
+  percnt: '%',
+  num: '#',
+  colon: ':',
+  semi: ';',
+  quest: '?',
+  excl: '!',
+  dollar: '$',
+  lpar: '(',
+  rpar: ')',
+  ast: '*',
+  midast: '*',
+  comma: ',',
+  period: '.',
+  commat: '@',
+  lsqb: '[',
+  lbrack: '[',
+  rsqb: ']',
+  rbrack: ']',
+  bsol: '\\',
+  lowbar: '_',
+  UnderBar: '_',
+  lcub: '{',
+  lbrace: '{',
+  rcub: '}',
+  rbrace: '}',
+  verbar: '|',
+  vert: '|',
+  VerticalLine: '|',
+  Hat: '^',
+  grave: '`',
+  DiacriticalGrave: '`',
+  hyphen: '-',
+  dash: '-',
+  NewLine: '\n',
+  Tab: '\t',
+  nbsp: '\u00a0',
+} as const satisfies Record<string, string>;
+const LONGEST_NAME = Math.max(...Object.keys(NAMED_REFERENCES).map((n) => n.length));
 
-/** `application/x-www-form-urlencoded` as browsers and URLSearchParams write it: space → `+`. */
-function formEncode(s: string): string {
-  return percentEncode(s, FORM_SAFE).replace(/ /g, '+');
+const JSON_SHORT = { '/': '/', '"': '"', '\\': '\\', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' } as const;
+const JSON_SHORT_OF: Readonly<Record<string, string>> = { '/': '\\/', '"': '\\"', '\\': '\\\\' };
+
+/** A numeric reference to a letter or digit (`#97;`, `#x61;`), case-insensitive. */
+const NUMERIC_ALPHANUMERIC = '#(?:x0{0,8}[3-7][0-9a-f]|0{0,8}(?:4[89]|[5-9][0-9]|1[01][0-9]|12[0-2]));';
+/** Leading zeros a numeric reference may carry (bounded: a match has a known longest length). */
+const MAX_ZEROS = 8;
+/** Longest spelling of one character by any escaping (`&amp;#x00000000` + 6 hex digits + `;` is 22). */
+const LONGEST_SPELLING = 32;
+
+/** A character reference (`#47;`, `#x2F;`, `#X02f;`, `sol;`) at `at`, just after its `&`. */
+function readReference(text: string, at: number): Token | undefined {
+  if (text[at] !== '#') {
+    let semi = at;
+    while (semi - at <= LONGEST_NAME && semi < text.length && text[semi] !== ';') semi++;
+    if (text[semi] !== ';') return undefined;
+    const char = (NAMED_REFERENCES as Record<string, string>)[text.slice(at, semi)];
+    return char === undefined ? undefined : { char, length: semi - at + 1 };
+  }
+  const x = text[at + 1] === 'x' || text[at + 1] === 'X';
+  let i = at + (x ? 2 : 1);
+  const zeros = i;
+  while (text[i] === '0' && i - zeros < MAX_ZEROS) i++;
+  let code = 0;
+  const digits = i;
+  for (; i - digits < (x ? 6 : 7); i++) {
+    const d = x ? hexAt(text, i, 1) : text.charCodeAt(i) - 0x30;
+    if (d < 0 || d > (x ? 15 : 9)) break;
+    code = code * (x ? 16 : 10) + d;
+  }
+  if (text[i] !== ';' || (i === digits && i === zeros)) return undefined;
+  if (code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return undefined;
+  return { char: String.fromCodePoint(code), length: i - at + 1 };
 }
 
-/** Every character that is not a letter or digit as `\uXXXX` (some encoders' "hex" options). */
-function jsonHexEscape(s: string, upper: boolean): string {
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if ((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) out += s[i];
-    else {
-      const hex = c.toString(16).padStart(4, '0');
-      out += '\\u' + (upper ? hex.toUpperCase() : hex);
+const ALPHANUMERIC = /^[A-Za-z0-9]$/;
+/** Examples show an escaping where encoders use it: on what is not a letter or digit. */
+const punct = (ch: string, s: string): string | undefined => (ALPHANUMERIC.test(ch) ? undefined : s);
+const utf8 = (ch: string) => [...Buffer.from(ch, 'utf8')];
+const unit = (code: number): Token | undefined =>
+  code < 0 ? undefined : { char: String.fromCharCode(code), length: 0 };
+const sized = (t: Token | undefined, length: number): Token | undefined => t && { char: t.char, length };
+
+/**
+ * The escapings a JSON, XML, HTML, URL or form encoder may write a character in (any character: a letter
+ * as `\u0061` or `&#97;` too), either hex case, escaped twice where a stack does that. Tried in this order
+ * at each introducer, the twice-escaped first. `+` for a space is not here: it is ambiguous with a literal
+ * `+`, so a secret holding a space is searched with `+` in its place too (WHOLE_FORMS).
+ */
+export const ESCAPINGS = {
+  jsonTwice: {
+    by: 'a JSON document quoted inside a JSON string (an error detail): `\\\\/`, `\\\\\\/`, `\\\\u002f`',
+    alphanumeric: String.raw`\\\\u00[3-7][0-9a-f]`,
+    introducer: '\\',
+    read: (t, at) => {
+      if (t[at + 1] !== '\\') return undefined;
+      if (t[at + 2] === '/') return { char: '/', length: 3 };
+      if (t[at + 2] === '\\' && t[at + 3] === '/') return { char: '/', length: 4 };
+      return t[at + 2] === 'u' ? sized(unit(hexAt(t, at + 3, 4)), 7) : undefined;
+    },
+    example: (ch) => (ch === '/' ? '\\\\/' : undefined),
+  },
+  jsonUnicode: {
+    by: 'JSON encoders escaping to `\\uXXXX` (Go, PHP JSON_HEX_*, Python ensure_ascii)',
+    alphanumeric: String.raw`\\u00[3-7][0-9a-f]`,
+    introducer: '\\',
+    read: (t, at) => (t[at + 1] === 'u' ? sized(unit(hexAt(t, at + 2, 4)), 6) : undefined),
+    example: (ch, up) =>
+      punct(ch, Array.from({ length: ch.length }, (_, i) => `\\u${hex(ch.charCodeAt(i), 4, up)}`).join('')),
+  },
+  jsonShort: {
+    by: 'JSON encoders (`\\/` is PHP json_encode and Java escapers by default)',
+    introducer: '\\',
+    read: (t, at) => {
+      const char = (JSON_SHORT as Record<string, string>)[t[at + 1]];
+      return char === undefined ? undefined : { char, length: 2 };
+    },
+    example: (ch) => JSON_SHORT_OF[ch],
+    frequent: [['\\/', '/']],
+  },
+  percentTwice: {
+    by: 'a URL-encoded value encoded again (a link inside a query): `%252F`',
+    alphanumeric: '%25[3-7][0-9a-f]',
+    introducer: '%',
+    read: (t, at) =>
+      t[at + 1] === '2' && t[at + 2] === '5' ? sized(unit(hexAt(t, at + 3, 2)), 5) : undefined,
+    example: (ch, up) =>
+      punct(
+        ch,
+        utf8(ch)
+          .map((b) => `%25${hex(b, 2, up)}`)
+          .join(''),
+      ),
+  },
+  percent: {
+    by: 'URL and form encoders, `%XX` per UTF-8 byte, either case',
+    alphanumeric: '%[3-7][0-9a-f]',
+    introducer: '%',
+    read: (t, at) => sized(unit(hexAt(t, at + 1, 2)), 3),
+    example: (ch, up) =>
+      punct(
+        ch,
+        utf8(ch)
+          .map((b) => `%${hex(b, 2, up)}`)
+          .join(''),
+      ),
+  },
+  referenceTwice: {
+    by: 'HTML escaped twice (`&amp;#47;`, a reference in an attribute escaped again)',
+    alphanumeric: `&amp;${NUMERIC_ALPHANUMERIC}`,
+    introducer: '&',
+    read: (t, at) => {
+      const r = t.startsWith('amp;', at + 1) ? readReference(t, at + 5) : undefined;
+      return r && { char: r.char, length: r.length + 5 };
+    },
+  },
+  reference: {
+    by: 'HTML and XML encoders: `&#47;`, `&#x2F;` (leading zeros allowed), named references (`&sol;`)',
+    alphanumeric: `&${NUMERIC_ALPHANUMERIC}`,
+    introducer: '&',
+    read: (t, at) => {
+      const r = readReference(t, at + 1);
+      return r && { char: r.char, length: r.length + 1 };
+    },
+    example: (ch, up) =>
+      punct(ch, up ? `&#x${hex(ch.codePointAt(0)!, 1, true)};` : `&#${ch.codePointAt(0)};`),
+  },
+} as const satisfies Record<string, Escaping>;
+
+export type EscapingName = keyof typeof ESCAPINGS;
+
+const TABLE = Object.values(ESCAPINGS) as readonly Escaping[];
+/** Any token standing for a letter or digit. */
+const ALPHANUMERIC_TOKEN = new RegExp(TABLE.flatMap((e) => e.alphanumeric ?? []).join('|'), 'i');
+const BY_INTRODUCER: Readonly<Record<string, readonly Escaping[]>> = {
+  '\\': TABLE.filter((e) => e.introducer === '\\'),
+  '%': TABLE.filter((e) => e.introducer === '%'),
+  '&': TABLE.filter((e) => e.introducer === '&'),
+};
+
+/** The escape token at `at` (an introducer), or undefined. */
+function tokenAt(text: string, at: number): Token | undefined {
+  for (const e of BY_INTRODUCER[text[at]]) {
+    const t = e.read(text, at);
+    if (t) return t;
+  }
+  return undefined;
+}
+
+/** The offset of the next introducer at or after `from` (-1 when none): three native searches, kept. */
+class Introducers {
+  private readonly next = [-2, -2, -2];
+  constructor(private readonly text: string) {}
+
+  from(at: number): number {
+    let min = -1;
+    const chars = '\\%&';
+    for (let k = 0; k < 3; k++) {
+      let n = this.next[k];
+      if (n !== -1 && n < at) n = this.next[k] = this.text.indexOf(chars[k], at);
+      if (n !== -1 && (min === -1 || n < min)) min = n;
     }
+    return min;
   }
-  return out;
 }
 
-function xmlEscape(s: string): string {
-  return s
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+/**
+ * A text with its escape tokens decoded: only those standing for a character some form holds (`\"` or
+ * `&lt;` cannot be part of a key's echo and stay as written, so most answers decode to themselves at the
+ * cost of native searches for the three introducers). `from`, when asked for, gives each decoded
+ * character's offset in the original, and at `length` the original's length, so a span maps back whole.
+ */
+function decode(
+  text: string,
+  alphabet: ReadonlySet<string>,
+  offsets: boolean,
+): { text: string; from?: Int32Array } {
+  let parts: string[] | undefined;
+  let from: number[] | undefined;
+  let last = 0;
+  const introducers = new Introducers(text);
+  for (let at = introducers.from(0); at !== -1;) {
+    const t = tokenAt(text, at);
+    if (!t || t.length === 0 || !alphabet.has(t.char)) {
+      at = introducers.from(at + 1);
+      continue;
+    }
+    parts ??= [];
+    parts.push(text.slice(last, at), t.char);
+    if (offsets) {
+      from ??= [];
+      for (let i = last; i < at; i++) from.push(i);
+      for (let i = 0; i < t.char.length; i++) from.push(at);
+    }
+    last = at + t.length;
+    at = introducers.from(last);
+  }
+  if (!parts) return { text };
+  parts.push(text.slice(last));
+  if (!offsets) return { text: parts.join('') };
+  for (let i = last; i <= text.length; i++) from!.push(i);
+  return { text: parts.join(''), from: Int32Array.from(from!) };
 }
+
+/** The frequent tokens (ESCAPINGS) standing for a character of `alphabet`. */
+function frequentTokens(alphabet: ReadonlySet<string>): (readonly [string, string])[] {
+  return TABLE.flatMap((e) => e.frequent ?? []).filter(([, char]) => alphabet.has(char));
+}
+
+/** Whether the decoded text holds a form: frequent tokens replaced natively first, then the scan. */
+function decodedIncludes(
+  text: string,
+  forms: readonly string[],
+  alphabet: ReadonlySet<string>,
+  frequent: readonly (readonly [string, string])[],
+): boolean {
+  let t = text;
+  for (const [token, char] of frequent) if (t.includes(token)) t = t.split(token).join(char);
+  const d = decode(t, alphabet, false).text;
+  return d !== text && includesAny(d, forms);
+}
+
+/**
+ * Whether any form occurs: one native substring search per form, measured several times faster than one
+ * pass of an alternation of them all (V8 scans an alternation of literals position by position).
+ */
+function includesAny(text: string, forms: readonly string[]): boolean {
+  for (let i = 0; i < forms.length; i++) if (text.includes(forms[i])) return true;
+  return false;
+}
+
+/** The longest run of ASCII letters and digits of a form ('' when it has none: every text is decoded). */
+function anchorOf(form: string): string {
+  let best = '';
+  for (const run of form.split(/[^A-Za-z0-9]+/)) if (run.length > best.length) best = run;
+  return best;
+}
+
+/** Whole-string forms a secret is echoed in before any escaping: itself, and base64 (a Basic header). */
+const WHOLE_FORMS = {
+  itself: (secret: string) => [secret],
+  /** application/x-www-form-urlencoded writes a space as `+`. */
+  formSpace: (secret: string) => (secret.includes(' ') ? [secret.replace(/ /g, '+')] : []),
+  base64: (secret: string) => {
+    const bytes = Buffer.from(secret, 'utf8');
+    return [bytes.toString('base64'), bytes.toString('base64url'), ...base64Cores(bytes)];
+  },
+} as const satisfies Record<string, (secret: string) => readonly string[]>;
 
 /**
  * The base64 characters fully determined by the secret's own bytes when it sits at byte offset 0, 1 or 2
  * (mod 3) of a larger encoded blob (`base64("user:" + password)`): characters that mix in bits of
  * neighbouring bytes are cut off.
  */
-function base64Cores(bytes: Buffer, url: boolean): string[] {
+function base64Cores(bytes: Buffer): string[] {
   const out: string[] = [];
-  for (let offset = 0; offset < 3; offset++) {
-    const padded = Buffer.concat([Buffer.alloc(offset), bytes]);
-    const encoded = padded.toString(url ? 'base64url' : 'base64');
-    const drop = offset === 0 ? 0 : offset + 1;
-    const keep = Math.floor((padded.length * 8) / 6);
-    out.push(encoded.slice(drop, keep));
-  }
+  for (const alphabet of ['base64', 'base64url'] as const)
+    for (let offset = 0; offset < 3; offset++) {
+      const padded = Buffer.concat([Buffer.alloc(offset), bytes]);
+      const encoded = padded.toString(alphabet);
+      const drop = offset === 0 ? 0 : offset + 1;
+      const keep = Math.floor((padded.length * 8) / 6);
+      out.push(encoded.slice(drop, keep));
+    }
   return out;
 }
 
+/** The plain strings searched for, as written and decoded: the secret and its whole forms, long enough. */
+function wholeForms(secret: string): string[] {
+  const all = Object.values(WHOLE_FORMS).flatMap((f) => f(secret));
+  return [...new Set(all)].filter((f) => f.length >= MIN_FORM_LENGTH).sort((a, b) => b.length - a.length);
+}
+
+/** One secret, ready for a matcher: its whole forms and the longest span an escaped echo of one takes. */
+export interface SecretPattern {
+  readonly forms: readonly string[];
+  /** Bytes of the longest escaped spelling of any form. */
+  readonly maxBytes: number;
+}
+
+/** The whole forms of a secret (computed once per secret). */
+export function secretPattern(secret: string): SecretPattern | undefined {
+  const forms = secret ? wholeForms(secret) : [];
+  if (forms.length === 0) return undefined;
+  return { forms, maxBytes: forms[0].length * LONGEST_SPELLING };
+}
+
 /**
- * Every form of `secret` worth searching for, deduplicated, longest first (so that a form containing
- * another is replaced whole), forms shorter than MIN_FORM_LENGTH left out.
+ * The secret written out in each escaping throughout (canonical hex, either case), and its whole forms:
+ * examples for journals that search plain text (the test run's log scan), not what the matcher is made of.
  */
 export function secretForms(secret: string): string[] {
-  if (!secret) return [];
-  const bytes = Buffer.from(secret, 'utf8');
-  const uri = encodeURIComponent(secret);
-  const json = JSON.stringify(secret).slice(1, -1);
-  const candidates = [
-    secret,
-    // URL-encoded: encodeURIComponent, RFC 3986 strict (PHP rawurlencode), path-safe (Python quote keeps
-    // `/`), form-encoded (space → `+`, PHP urlencode, URLSearchParams), and twice-encoded; hex either case.
-    uri,
-    lowerHex(uri),
-    percentEncode(secret, UNRESERVED),
-    lowerHex(percentEncode(secret, UNRESERVED)),
-    percentEncode(secret, UNRESERVED_OR_SLASH),
-    lowerHex(percentEncode(secret, UNRESERVED_OR_SLASH)),
-    formEncode(secret),
-    lowerHex(formEncode(secret)),
-    encodeURIComponent(uri),
-    encodeURIComponent(lowerHex(uri)),
-    // JSON-escaped: standard, `\/` (PHP's default), every non-alphanumeric as \uXXXX either case.
-    json,
-    json.replace(/\//g, '\\/'),
-    jsonHexEscape(secret, false),
-    jsonHexEscape(secret, true),
-    // In XML and HTML text.
-    xmlEscape(secret),
-    // base64 and base64url: whole (padded), and inside a larger encoded value.
-    bytes.toString('base64'),
-    bytes.toString('base64url'),
-    ...base64Cores(bytes, false),
-    ...base64Cores(bytes, true),
-  ];
-  const unique = [...new Set(candidates)].filter((f) => f.length >= MIN_FORM_LENGTH);
-  return unique.sort((a, b) => b.length - a.length);
+  const out: string[] = [];
+  for (const whole of secret ? wholeForms(secret) : []) {
+    out.push(whole);
+    const chars = [...whole];
+    for (const e of TABLE) {
+      const example = e.example;
+      if (!example) continue;
+      for (const upper of [true, false]) out.push(chars.map((c) => example(c, upper) ?? c).join(''));
+    }
+  }
+  return [...new Set(out)].sort((a, b) => b.length - a.length);
 }
 
 const MASK = '[REDACTED]';
@@ -134,43 +447,70 @@ function merge(spans: Span[]): Span[] {
   return out;
 }
 
-const matchers = new WeakMap<readonly string[], SecretMatcher>();
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/** Every occurrence of `pattern` (global) in `text`, mapped through `from` when the text was decoded. */
+function spansOf(pattern: RegExp, text: string, from?: Int32Array): Span[] {
+  const spans: Span[] = [];
+  pattern.lastIndex = 0;
+  for (let m = pattern.exec(text); m; m = pattern.exec(text)) {
+    const end = m.index + m[0].length;
+    spans.push(from ? { start: from[m.index], end: from[end] } : { start: m.index, end });
+  }
+  return spans;
 }
 
-/** One alternation of all forms, longest first; never matches when there is none. */
+const matchers = new WeakMap<readonly string[], SecretMatcher>();
+
+const NEVER = /(?!)/;
+
+/** One alternation of all forms, longest first (for the spans of a text known to hold one). */
 function alternation(forms: readonly string[]): RegExp {
-  return forms.length === 0 ? /(?!)/ : new RegExp(forms.map(escapeRegExp).join('|'));
+  return forms.length === 0 ? NEVER : new RegExp(forms.map(escapeRegExp).join('|'), 'g');
 }
 
 /**
- * The forms of a set of secrets, ready to search bytes and text. Built once per set: `SecretMatcher.for`
- * keeps one per list instance, so a credential that hands out the same list until its session changes
- * costs one WeakMap lookup per answer.
+ * The forms of a set of secrets, ready to search bytes and text in every escaping. Built once per set:
+ * `SecretMatcher.for` keeps one per list instance, so a credential that hands out the same list until its
+ * session changes costs one WeakMap lookup per answer.
  *
- * Finding out whether anything matches is one pass of one regular expression (an alternation of every
- * form; bytes are searched as latin1 text, so each byte is one character): measured 5–10 times faster than
- * one byte search per form. Only a text that does match is searched form by form for the exact spans.
+ * A text is searched as written (one pass of one alternation of every plain form; bytes as latin1, so each
+ * byte is one character) and, when it holds an escape at all, once more decoded: every escape token of
+ * ESCAPINGS replaced by its character in one pass, so any mix of escapings within one echo is found. Spans
+ * found in the decoded text map back to the bytes that spelled them.
  */
 export class SecretMatcher {
-  /** Every form, longest first. */
+  /** Every plain form, longest first. */
   readonly forms: readonly string[];
-  /** Length in bytes of the longest form (0 when there is none). */
+  /** Length in bytes of the longest possible match (0 when there is none). */
   readonly maxBytes: number;
-  private readonly buffers: readonly Buffer[];
-  private readonly textPattern: RegExp;
-  private readonly bytePattern: RegExp;
+  private readonly byteForms: readonly string[];
+  /** Every character of every form: an escape standing for anything else is left as written. */
+  private readonly alphabet: ReadonlySet<string>;
+  private readonly frequent: readonly (readonly [string, string])[];
+  /** The longest run of letters and digits of each form (ASCII: the same as text and as bytes). */
+  private readonly anchors: readonly string[];
+  private readonly textAll: RegExp;
+  private readonly byteAll: RegExp;
 
-  constructor(secrets: Iterable<string>, formsOf: (secret: string) => readonly string[] = secretForms) {
+  constructor(
+    secrets: Iterable<string>,
+    patternOf: (secret: string) => SecretPattern | undefined = secretPattern,
+  ) {
     const all = new Set<string>();
-    for (const s of secrets) for (const f of formsOf(s)) all.add(f);
+    let maxBytes = 0;
+    for (const s of secrets) {
+      const p = patternOf(s);
+      if (!p) continue;
+      for (const f of p.forms) all.add(f);
+      maxBytes = Math.max(maxBytes, p.maxBytes);
+    }
     this.forms = [...all].sort((a, b) => b.length - a.length);
-    this.buffers = this.forms.map((f) => Buffer.from(f, 'utf8'));
-    this.maxBytes = this.buffers.reduce((m, b) => Math.max(m, b.length), 0);
-    this.textPattern = alternation(this.forms);
-    this.bytePattern = alternation(this.buffers.map((b) => b.toString('latin1')));
+    this.maxBytes = maxBytes;
+    this.byteForms = this.forms.map((f) => Buffer.from(f, 'utf8').toString('latin1'));
+    this.alphabet = new Set([...this.forms.join(''), ...this.byteForms.join('')]);
+    this.frequent = frequentTokens(this.alphabet);
+    this.anchors = [...new Set(this.forms.map(anchorOf))];
+    this.textAll = alternation(this.forms);
+    this.byteAll = alternation(this.byteForms);
   }
 
   /** The matcher of a list of secrets, built on the first call for that list instance. */
@@ -187,13 +527,37 @@ export class SecretMatcher {
     return this.forms.length === 0;
   }
 
-  /** Whether any form occurs in the bytes (read through a transient latin1 string; no decoding). */
+  /**
+   * As written, then decoded. Decoding is for a text that may hold an escaped echo: one with an anchor (the
+   * longest run of letters and digits of a form, which stays as written unless a letter or digit itself is
+   * escaped) or with a token standing for a letter or digit. Most answers hold neither, and cost native
+   * substring searches and one scan for the introducers.
+   */
+  private found(text: string, forms: readonly string[], anchors: readonly string[]): boolean {
+    if (includesAny(text, forms)) return true;
+    if (!includesAny(text, anchors) && !ALPHANUMERIC_TOKEN.test(text)) return false;
+    return decodedIncludes(text, forms, this.alphabet, this.frequent);
+  }
+
+  /** Whether any form occurs in the bytes, in any escaping (read through a transient latin1 string). */
   inBuffer(body: Buffer): boolean {
-    return this.forms.length > 0 && body.length > 0 && this.bytePattern.test(body.toString('latin1'));
+    return (
+      this.forms.length > 0 &&
+      body.length > 0 &&
+      this.found(body.toString('latin1'), this.byteForms, this.anchors)
+    );
   }
 
   inText(text: string): boolean {
-    return this.forms.length > 0 && this.textPattern.test(text);
+    return this.forms.length > 0 && this.found(text, this.forms, this.anchors);
+  }
+
+  /** Spans of every echo: as written, and in the decoded text mapped back. */
+  private spans(text: string, all: RegExp): Span[] {
+    const spans = spansOf(all, text);
+    const d = decode(text, this.alphabet, true);
+    if (d.from) spans.push(...spansOf(all, d.text, d.from));
+    return merge(spans);
   }
 
   /**
@@ -202,11 +566,7 @@ export class SecretMatcher {
    */
   scrubBuffer(body: Buffer, sameLength = false): { body: Buffer; count: number } {
     if (!this.inBuffer(body)) return { body, count: 0 };
-    const spans: Span[] = [];
-    for (const b of this.buffers)
-      for (let i = body.indexOf(b); i !== -1; i = body.indexOf(b, i + 1))
-        spans.push({ start: i, end: i + b.length });
-    const merged = merge(spans);
+    const merged = this.spans(body.toString('latin1'), this.byteAll);
     if (sameLength) {
       const out = Buffer.from(body);
       for (const s of merged) out.fill(0x2a /* * */, s.start, s.end);
@@ -226,11 +586,7 @@ export class SecretMatcher {
   /** Replaces every occurrence of every form with `[REDACTED]`; the same string when nothing matched. */
   scrubText(text: string): { text: string; count: number } {
     if (!this.inText(text)) return { text, count: 0 };
-    const spans: Span[] = [];
-    for (const f of this.forms)
-      for (let i = text.indexOf(f); i !== -1; i = text.indexOf(f, i + 1))
-        spans.push({ start: i, end: i + f.length });
-    const merged = merge(spans);
+    const merged = this.spans(text, this.textAll);
     let out = '';
     let last = 0;
     for (const s of merged) {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { SecretMatcher, secretForms } from './secret-forms.js';
+import { SecretMatcher, secretPattern, type SecretPattern } from './secret-forms.js';
 
 /**
  * Holds every secret the gateway knows (upstream tokens, passwords, session ids, operator tokens) so that
@@ -10,15 +10,15 @@ import { SecretMatcher, secretForms } from './secret-forms.js';
 @Injectable()
 export class SecretRedactor {
   private secrets: string[] = [];
-  /** Forms per secret, computed once at registration (a renewed session registers a new id). */
-  private readonly forms = new Map<string, readonly string[]>();
+  /** Patterns per secret, compiled once at registration (a renewed session registers a new id). */
+  private readonly forms = new Map<string, SecretPattern | undefined>();
   private matcher = new SecretMatcher([]);
   private scrubs = 0;
   private version = 0;
 
   register(secret: string | undefined): void {
     if (!secret || secret.length < 6 || this.forms.has(secret)) return;
-    this.forms.set(secret, secretForms(secret));
+    this.forms.set(secret, secretPattern(secret));
     this.secrets.push(secret);
     this.rebuild();
   }
@@ -30,7 +30,7 @@ export class SecretRedactor {
   }
 
   private rebuild(): void {
-    this.matcher = new SecretMatcher(this.secrets, (s) => this.forms.get(s) ?? []);
+    this.matcher = new SecretMatcher(this.secrets, (s) => this.forms.get(s));
     this.version++;
   }
 

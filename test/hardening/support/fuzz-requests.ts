@@ -200,7 +200,28 @@ export function arbitraries(ctx: FuzzContext) {
     fc.constantFrom(...TRAVERSALS, ...INVALID_UTF8, ...CONTROL, ...hostTricks),
     overlong,
   );
+  /** A gateway secret: this consumer's key, another key's shape, the sandbox's operator shape, the tokens. */
+  const gatewayKey = fc.oneof(
+    fc.constant(ctx.key),
+    fc.stringMatching(/^[A-Za-z0-9_-]{43}$/).map((s) => `atr_${s}`),
+    fc.stringMatching(/^[A-Za-z0-9_-]{24}$/).map((s) => `atr_op_${s}`),
+    fc.constant(ctx.operatorToken),
+    fc.constant(ctx.metricsToken),
+  );
+  /** A field name anything may be called (credential-like or not). */
+  const anyName = fc.oneof(
+    normalParam,
+    fc.constantFrom('access_token', 'Authorization', 'x-api-key', 'api_key', 'username', 'password', 'q'),
+    fc.stringMatching(/^[a-z][a-zA-Z0-9_]{0,11}$/),
+  );
   const queryPair = fc.oneof(
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(anyName, gatewayKey)
+        .filter(([k]) => !/^(token|sessionid)$/i.test(k))
+        .map(([k, v]) => `${k}=${encodeURIComponent(v)}`),
+    },
     { weight: 6, arbitrary: fc.tuple(normalParam, normalValue).map(([k, v]) => `${k}=${v}`) },
     { weight: 3, arbitrary: fc.tuple(credentialName, evilValue).map(([k, v]) => `${k}=${v}`) },
     {
@@ -347,6 +368,8 @@ export function arbitraries(ctx: FuzzContext) {
       fc.array(fc.tuple(credentialName, evilValue), { maxLength: 3 }),
       fc.array(fc.tuple(normalParam, fc.string({ maxLength: 12 })), { maxLength: 3 }),
       fc.constantFrom('form', 'json', 'json-proto', 'raw'),
+      // A gateway key planted under a generated path of field names, at any depth.
+      fc.option(fc.tuple(fc.array(anyName, { minLength: 1, maxLength: 6 }), gatewayKey), { nil: undefined }),
       fc.constantFrom(
         'application/x-www-form-urlencoded',
         'application/json',
@@ -357,12 +380,13 @@ export function arbitraries(ctx: FuzzContext) {
         undefined,
       ),
     )
-    .map(([creds, fields, shape, contentType]) => {
+    .map(([creds, fields, shape, planted, contentType]) => {
       let text: string;
       if (shape === 'form')
         text = [
           ...creds.map(([k, v]) => `${k}=${v}`),
           ...fields.map(([k, v]) => `${k}=${encodeURIComponent(v)}`),
+          ...(planted ? [`${planted[0].join('.')}=${encodeURIComponent(planted[1])}`] : []),
         ].join('&');
       else if (shape === 'raw')
         text = `token=${creds[0]?.[1] ?? 'x'}\u0000&sessionId[=${creds[0]?.[1] ?? 'y'}`.replace(
@@ -379,6 +403,16 @@ export function arbitraries(ctx: FuzzContext) {
               .replace(/\[.*\]$/, '')
           ] = v;
         for (const [k, v] of fields) obj[k] = v;
+        if (planted) {
+          let at = obj;
+          const [path, value] = planted;
+          for (const name of path.slice(0, -1)) {
+            const inner: Record<string, unknown> = {};
+            at[name] = Math.random() < 0.3 ? [inner] : inner;
+            at = inner;
+          }
+          at[path[path.length - 1]] = value;
+        }
         text = JSON.stringify(obj);
         if (shape === 'json-proto')
           text = text.replace(

@@ -62,6 +62,8 @@ export function summaryRows(results: SuiteResults[]): Row[] {
     zero('consumer credentials reaching a vendor', 'consumerCredentialsAtVendor'),
     zero('duplicated vendor writes', 'duplicatedVendorWrites'),
     zero('secrets found in any form', 'secretsFound'),
+    zero('secrets found in any escaping', 'secretsFoundInAnyEscaping'),
+    zero('gateway keys reaching a vendor in any field', 'gatewayKeysAtVendor'),
     zero('errors outside the envelope', 'errorsOutsideEnvelope'),
     zero('answers past their deadline', 'answersPastDeadline'),
   ];

@@ -20,6 +20,8 @@ export const COUNTERS = [
   'consumerCredentialsAtVendor',
   'duplicatedVendorWrites',
   'secretsFound',
+  'secretsFoundInAnyEscaping',
+  'gatewayKeysAtVendor',
   'errorsOutsideEnvelope',
   'answersPastDeadline',
 ] as const;
