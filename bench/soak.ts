@@ -192,7 +192,7 @@ async function main(): Promise<void> {
   const logFile = join(dir, 'gateway.log');
   const fd = openSync(logFile, 'a');
   const probe = pathToFileURL(join(ROOT, 'dist-bench/bench/soak-probe.js')).href;
-  const child = spawn(process.execPath, ['--import', probe, join(ROOT, 'dist/main.js')], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=4', '--import', probe, join(ROOT, 'dist/main.js')], {
     cwd: ROOT,
     env: {
       ...baseEnv(),
