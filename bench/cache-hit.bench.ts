@@ -253,7 +253,11 @@ async function main(): Promise<void> {
     env[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
     env[`UPSTREAM_${name}_TOKEN`] = 'unused-bench-token';
   }
-  const atrium = await start(['dist/main.js'], env, /listening on (?:port )?(?:http:\/\/[\d.]+:)?(\d+)/);
+  const atrium = await start(
+    ['--max-semi-space-size=4', 'dist/main.js'],
+    env,
+    /listening on (?:port )?(?:http:\/\/[\d.]+:)?(\d+)/,
+  );
   const atriumUrl = `http://127.0.0.1:${atrium.match[1]}`;
   const headers = { authorization: `Bearer ${key}` };
 

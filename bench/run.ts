@@ -173,7 +173,7 @@ function serverSpec(
           ...(id === 'atrium-storm' ? { UPSTREAM_MACRO_COOLDOWN_MAX_SECONDS: '3600' } : {}),
         },
         readyPath: '/health/live',
-        nodeArgs: [...opts.atriumNodeArgs, ...nodeArgs],
+        nodeArgs: ['--max-semi-space-size=4', ...opts.atriumNodeArgs, ...nodeArgs],
       };
   }
 }

@@ -192,31 +192,35 @@ async function main(): Promise<void> {
   const logFile = join(dir, 'gateway.log');
   const fd = openSync(logFile, 'a');
   const probe = pathToFileURL(join(ROOT, 'dist-bench/bench/soak-probe.js')).href;
-  const child = spawn(process.execPath, ['--import', probe, join(ROOT, 'dist/main.js')], {
-    cwd: ROOT,
-    env: {
-      ...baseEnv(),
-      ATRIUM_SOAK_PROBE: '1',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'info',
-      ATRIUM_SANDBOX: 'off',
-      ATRIUM_CONSUMERS_FILE: consumers,
-      // A small cache reaches its byte cap in the first minute: later growth is not the cache filling up.
-      ATRIUM_CACHE_MAX_BYTES: String(8 * 1024 * 1024),
-      UPSTREAM_MACRO_BASE_URL: macro.url,
-      UPSTREAM_MACRO_TOKEN: tokens.macro,
-      UPSTREAM_COMPANY_BASE_URL: company.url,
-      UPSTREAM_COMPANY_TOKEN: tokens.company,
-      UPSTREAM_DOCUMENTS_BASE_URL: documents.url,
-      UPSTREAM_DOCUMENTS_TOKEN: tokens.documents,
-      UPSTREAM_DEALS_BASE_URL: deals.url,
-      UPSTREAM_DEALS_TOKEN: tokens.deals,
-      UPSTREAM_MACRO_RATE_PER_SEC: '1000',
-      UPSTREAM_MACRO_BURST: '1000',
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=4', '--import', probe, join(ROOT, 'dist/main.js')],
+    {
+      cwd: ROOT,
+      env: {
+        ...baseEnv(),
+        ATRIUM_SOAK_PROBE: '1',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        ATRIUM_SANDBOX: 'off',
+        ATRIUM_CONSUMERS_FILE: consumers,
+        // A small cache reaches its byte cap in the first minute: later growth is not the cache filling up.
+        ATRIUM_CACHE_MAX_BYTES: String(8 * 1024 * 1024),
+        UPSTREAM_MACRO_BASE_URL: macro.url,
+        UPSTREAM_MACRO_TOKEN: tokens.macro,
+        UPSTREAM_COMPANY_BASE_URL: company.url,
+        UPSTREAM_COMPANY_TOKEN: tokens.company,
+        UPSTREAM_DOCUMENTS_BASE_URL: documents.url,
+        UPSTREAM_DOCUMENTS_TOKEN: tokens.documents,
+        UPSTREAM_DEALS_BASE_URL: deals.url,
+        UPSTREAM_DEALS_TOKEN: tokens.deals,
+        UPSTREAM_MACRO_RATE_PER_SEC: '1000',
+        UPSTREAM_MACRO_BURST: '1000',
+      },
+      stdio: ['ignore', fd, fd, 'ipc'],
     },
-    stdio: ['ignore', fd, fd, 'ipc'],
-  });
+  );
   closeSync(fd);
   const samples: Array<{ at: number; sample: SoakSample }> = [];
   child.on('message', (m: { soak?: SoakSample }) => {

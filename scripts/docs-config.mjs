@@ -54,10 +54,6 @@ const GATEWAY = {
       'cooldown when an upstream 429 carries no reset header (per upstream: `UPSTREAM_<NAME>_COOLDOWN_DEFAULT_SECONDS`)',
   },
   ATRIUM_SHUTDOWN_GRACE_MS: { meaning: 'how long a SIGTERM waits for in-flight requests' },
-  ATRIUM_YOUNG_GENERATION_MB: {
-    meaning:
-      "cap of V8's young generation in MiB (V8 grows it to 32 by default; `0` leaves V8's sizing): memory against scavenge frequency",
-  },
   ATRIUM_CACHE_MAX_BYTES: { meaning: 'byte cap of the in-memory cache (LRU by bytes; `0` stores nothing)' },
   ATRIUM_CACHE_MAX_ENTRY_BYTES: { meaning: 'answers larger than this are served but not cached' },
   ATRIUM_CACHE_TTL_OVERRIDES: {

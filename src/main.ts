@@ -1,8 +1,6 @@
-// The entry point (`node dist/main.js`). V8's young generation is held at its initial size before the
-// gateway's modules load (they load with the import below, not before this line runs), and grows to its
-// cap once the server listens: core/runtime/young-generation.ts.
-import { holdYoungGeneration, youngGenerationMb } from './core/runtime/young-generation.js';
+// The entry point. It is started as `node --max-semi-space-size=4 dist/main.js` (package.json's start, the
+// Dockerfile): V8's young generation otherwise grows to 32 MiB, a fifth of the process's memory, mostly
+// garbage of requests in flight.
+import { runGateway } from './gateway.js';
 
-const youngGeneration = holdYoungGeneration(youngGenerationMb(process.env));
-
-void import('./gateway.js').then(({ runGateway }) => runGateway(() => youngGeneration.release()));
+runGateway(() => undefined);

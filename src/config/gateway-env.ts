@@ -25,8 +25,6 @@ export class GatewayEnv {
     10 * 1024 * 1024;
   @Type(() => Number) @IsInt() @Min(1) @Max(3600) ATRIUM_DEFAULT_RETRY_AFTER_SECONDS = 30;
   @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_SHUTDOWN_GRACE_MS = 10_000;
-  /** Read before the config (core/runtime/young-generation.ts); validated here so a bad value fails the boot. */
-  @Type(() => Number) @IsInt() @Min(0) @Max(1024) ATRIUM_YOUNG_GENERATION_MB = 8;
   // Response cache (issue 8). Durations in ms.
   @Type(() => Number) @IsInt() @Min(0) @Max(64 * 1024 * 1024 * 1024) ATRIUM_CACHE_MAX_BYTES =
     128 * 1024 * 1024;

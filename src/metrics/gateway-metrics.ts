@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Registry } from 'prom-client';
-import { FastCounter, FastHistogram, type CounterHandle, type HistogramHandle } from './fast-metrics.js';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import {
   METRICS_REGISTRY,
   type UpstreamCallRecorder,
@@ -50,15 +49,15 @@ function statusLabel(status: number | undefined): string {
 /** The series of one route: handles bound on first use per status code and cache outcome. */
 export class RouteSeries {
   /** By cache outcome, then by status code (0: not an HTTP status). */
-  private readonly counts: Array<Array<CounterHandle | undefined> | undefined> = [];
-  private readonly durations: Array<HistogramHandle | undefined> = [];
+  private readonly counts: Array<Array<Counter.Internal | undefined> | undefined> = [];
+  private readonly durations: Array<Histogram.Internal<string> | undefined> = [];
 
   constructor(
-    private readonly requests: FastCounter,
-    private readonly requestDuration: FastHistogram,
+    private readonly requests: Counter,
+    private readonly requestDuration: Histogram,
     readonly upstream: string,
     readonly route: string,
-    private readonly own: HistogramHandle,
+    private readonly own: Histogram.Internal<string>,
   ) {}
 
   observe(status: number, cache: string | undefined, totalMs: number, upstreamMs: number | undefined): void {
@@ -101,73 +100,73 @@ export class RouteSeries {
 
 /**
  * The gateway's own metrics (names and labels agreed across issues, see README "Metrics"). Series handles
- * are cached per label combination, so the hot path does one Map lookup and adds numbers (fast-metrics.ts).
+ * (prom-client children from `.labels(...)`) are cached per label combination.
  * Every label value is bounded: upstream names, route ids, status classes, cache outcomes and configured
  * consumer ids.
  */
 @Injectable()
 export class GatewayMetrics implements UpstreamMetrics {
-  private readonly requests: FastCounter;
-  private readonly requestDuration: FastHistogram;
-  private readonly gatewayDuration: FastHistogram;
-  private readonly upstreamRequests: FastCounter;
-  private readonly upstreamDuration: FastHistogram;
-  private readonly keyEchoScrubs: FastCounter;
-  private readonly consumerRequests: FastCounter;
+  private readonly requests: Counter;
+  private readonly requestDuration: Histogram;
+  private readonly gatewayDuration: Histogram;
+  private readonly upstreamRequests: Counter;
+  private readonly upstreamDuration: Histogram;
+  private readonly keyEchoScrubs: Counter;
+  private readonly consumerRequests: Counter;
 
   private readonly routeSeriesByKey = new Map<string, RouteSeries>();
-  private readonly gatewaySeries = new Map<string, HistogramHandle>();
-  private readonly consumerSeries = new Map<string, CounterHandle>();
+  private readonly gatewaySeries = new Map<string, Histogram.Internal<string>>();
+  private readonly consumerSeries = new Map<string, Counter.Internal>();
 
   constructor(
     @Inject(METRICS_REGISTRY) registry: Registry,
     private readonly timings: UpstreamTimings,
   ) {
-    this.requests = new FastCounter(
-      'atrium_requests_total',
-      'Requests answered by the gateway, by upstream, route id, status class, status code and cache outcome.',
-      ['upstream', 'route', 'status_class', 'status', 'cache'],
-      registry,
-    );
-    this.requestDuration = new FastHistogram(
-      'atrium_request_duration_seconds',
-      'Total time of a request in the gateway (upstream time included), by upstream, route id and cache outcome.',
-      ['upstream', 'route', 'cache'],
-      DURATION_BUCKETS,
-      registry,
-    );
-    this.gatewayDuration = new FastHistogram(
-      'atrium_gateway_duration_seconds',
-      "The gateway's own share of a request's time: total time minus the time spent waiting on the upstream.",
-      ['upstream'],
-      DURATION_BUCKETS,
-      registry,
-    );
-    this.upstreamRequests = new FastCounter(
-      'atrium_upstream_requests_total',
-      'Calls made to an upstream (each attempt), by upstream, route id and the status class and code of its answer (none: no answer).',
-      ['upstream', 'route', 'status_class', 'status'],
-      registry,
-    );
-    this.upstreamDuration = new FastHistogram(
-      'atrium_upstream_duration_seconds',
-      'Time spent waiting on an upstream per call (until its answer was read; for files, until its headers).',
-      ['upstream'],
-      DURATION_BUCKETS,
-      registry,
-    );
-    this.keyEchoScrubs = new FastCounter(
-      'atrium_key_echo_scrubs_total',
-      "Echoes of the gateway's upstream key removed from upstream answers and error messages.",
-      ['upstream'],
-      registry,
-    );
-    this.consumerRequests = new FastCounter(
-      'atrium_consumer_requests_total',
-      'Authenticated requests, by consumer id and upstream.',
-      ['consumer', 'upstream'],
-      registry,
-    );
+    this.requests = new Counter({
+      name: 'atrium_requests_total',
+      help: 'Requests answered by the gateway, by upstream, route id, status class, status code and cache outcome.',
+      labelNames: ['upstream', 'route', 'status_class', 'status', 'cache'],
+      registers: [registry],
+    });
+    this.requestDuration = new Histogram({
+      name: 'atrium_request_duration_seconds',
+      help: 'Total time of a request in the gateway (upstream time included), by upstream, route id and cache outcome.',
+      labelNames: ['upstream', 'route', 'cache'],
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    });
+    this.gatewayDuration = new Histogram({
+      name: 'atrium_gateway_duration_seconds',
+      help: "The gateway's own share of a request's time: total time minus the time spent waiting on the upstream.",
+      labelNames: ['upstream'],
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    });
+    this.upstreamRequests = new Counter({
+      name: 'atrium_upstream_requests_total',
+      help: 'Calls made to an upstream (each attempt), by upstream, route id and the status class and code of its answer (none: no answer).',
+      labelNames: ['upstream', 'route', 'status_class', 'status'],
+      registers: [registry],
+    });
+    this.upstreamDuration = new Histogram({
+      name: 'atrium_upstream_duration_seconds',
+      help: 'Time spent waiting on an upstream per call (until its answer was read; for files, until its headers).',
+      labelNames: ['upstream'],
+      buckets: DURATION_BUCKETS,
+      registers: [registry],
+    });
+    this.keyEchoScrubs = new Counter({
+      name: 'atrium_key_echo_scrubs_total',
+      help: "Echoes of the gateway's upstream key removed from upstream answers and error messages.",
+      labelNames: ['upstream'],
+      registers: [registry],
+    });
+    this.consumerRequests = new Counter({
+      name: 'atrium_consumer_requests_total',
+      help: 'Authenticated requests, by consumer id and upstream.',
+      labelNames: ['consumer', 'upstream'],
+      registers: [registry],
+    });
   }
 
   /**
@@ -206,7 +205,7 @@ export class GatewayMetrics implements UpstreamMetrics {
   /** A recorder for one upstream's calls; its series start at zero so dashboards see the upstream at once. */
   upstreamCallRecorder(upstream: string): UpstreamCallRecorder {
     const duration = this.upstreamDuration.labels(upstream);
-    const counters = new Map<string, CounterHandle>();
+    const counters = new Map<string, Counter.Internal>();
     const timings = this.timings;
     return (routeId, status, ms, requestId) => {
       const code = statusLabel(status);

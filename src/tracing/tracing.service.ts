@@ -18,7 +18,6 @@ import type { Stage } from '../proxy/pipeline.types.js';
 import { atriumRouteOf } from '../proxy/upstream-controller.factory.js';
 import {
   parseTraceparent,
-  sanitizeTracestate,
   untracedContext,
   type ActiveSpan,
   type RequestTrace,
@@ -159,8 +158,8 @@ export class TracingService implements TracingStages, BeforeApplicationShutdown 
   }
 
   private startRequest(tracer: Tracer, req: FastifyRequest): RecordedTrace {
-    const parsed = parseTraceparent(req.headers.traceparent);
-    const tracestate = parsed ? sanitizeTracestate(req.headers.tracestate) : undefined;
+    const parsed = parseTraceparent(req.headers.traceparent, req.headers.tracestate);
+    const tracestate = parsed?.tracestate;
     let parent = ROOT_CONTEXT;
     if (parsed)
       parent = otelTrace.setSpanContext(ROOT_CONTEXT, {

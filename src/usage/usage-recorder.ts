@@ -1,6 +1,5 @@
-import type { Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import type { Clock, ClockTimer } from '../core/time/clock.js';
-import { FastCounter, type CounterHandle } from '../metrics/fast-metrics.js';
 import {
   COUNTER_COUNT,
   dayOf,
@@ -20,7 +19,7 @@ export class UsageCell {
   constructor(
     readonly consumer: string,
     readonly upstream: string,
-    readonly series: ReadonlyArray<CounterHandle | undefined>,
+    readonly series: ReadonlyArray<Counter.Internal | undefined>,
   ) {}
 }
 
@@ -61,7 +60,7 @@ export class UsageRecorder {
   private readonly cells = new Map<string, Map<string, UsageCell>>();
   private readonly dirtyCells: UsageCell[] = [];
   private unsent = new Map<string, UsageDelta>();
-  private readonly metrics?: Array<FastCounter | undefined>;
+  private readonly metrics?: Array<Counter | undefined>;
   private day: string;
   private dayEnd: number;
   private flushing: Promise<void> = Promise.resolve();
@@ -75,7 +74,14 @@ export class UsageRecorder {
     if (opts.registry) {
       const registry = opts.registry;
       this.metrics = USAGE_COUNTERS.map((c) =>
-        c.metric ? new FastCounter(c.metric, c.help, ['consumer', 'upstream'], registry) : undefined,
+        c.metric
+          ? new Counter({
+              name: c.metric,
+              help: c.help,
+              labelNames: ['consumer', 'upstream'],
+              registers: [registry],
+            })
+          : undefined,
       );
     }
     if (opts.flushEveryMs > 0) this.schedule();
@@ -91,7 +97,13 @@ export class UsageRecorder {
     if (byUpstream === undefined) this.cells.set(consumer, (byUpstream = new Map<string, UsageCell>()));
     let cell = byUpstream.get(upstream);
     if (cell === undefined) {
-      const series = this.metrics?.map((m) => m?.labels(consumer, upstream)) ?? [];
+      // `inc(0)` creates the series, so a consumer's figures are exported from its first request on.
+      const series =
+        this.metrics?.map((m) => {
+          const child = m?.labels(consumer, upstream);
+          child?.inc(0);
+          return child;
+        }) ?? [];
       cell = new UsageCell(consumer, upstream, series);
       byUpstream.set(upstream, cell);
     }

@@ -1,12 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
-import {
-  FastCounter,
-  FastHistogram,
-  type CounterHandle,
-  type HistogramHandle,
-} from '../metrics/fast-metrics.js';
 
 /** How a view call ended: every part answered, an optional part did not, a required part did not, or 304. */
 export type ViewOutcome = 'complete' | 'partial' | 'failed' | 'not_modified';
@@ -27,53 +21,44 @@ export interface ViewCounts {
  */
 @Injectable()
 export class ViewsMetrics {
-  private readonly requests: FastCounter;
-  private readonly parts: FastCounter;
-  private readonly duration: FastHistogram;
+  private readonly requests: Counter;
+  private readonly parts: Counter;
+  private readonly duration: Histogram;
   private readonly counts = new Map<string, ViewCounts>();
-  /** Series bound once per label combination (names from the views file: bounded). */
-  private readonly bound = new Map<string, CounterHandle>();
-  private readonly durations = new Map<string, HistogramHandle>();
+  private readonly durations = new Map<string, Histogram.Internal<string>>();
 
   constructor(@Inject(METRICS_REGISTRY) registry: Registry) {
-    this.requests = new FastCounter(
-      'atrium_view_requests_total',
-      'Composite view calls by view and outcome (complete, partial, failed, not_modified).',
-      ['view', 'outcome'],
-      registry,
-    );
-    this.parts = new FastCounter(
-      'atrium_view_parts_total',
-      "View parts by view, part and result (the part's X-Cache, or error, timeout, skipped).",
-      ['view', 'part', 'result'],
-      registry,
-    );
-    this.duration = new FastHistogram(
-      'atrium_view_duration_seconds',
-      'Time to answer a composite view call.',
-      ['view'],
-      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-      registry,
-    );
-  }
-
-  private counter(c: FastCounter, ...labels: string[]): CounterHandle {
-    const key = c.name + '\u0000' + labels.join('\u0000');
-    let h = this.bound.get(key);
-    if (!h) this.bound.set(key, (h = c.labels(...labels)));
-    return h;
+    this.requests = new Counter({
+      name: 'atrium_view_requests_total',
+      help: 'Composite view calls by view and outcome (complete, partial, failed, not_modified).',
+      labelNames: ['view', 'outcome'],
+      registers: [registry],
+    });
+    this.parts = new Counter({
+      name: 'atrium_view_parts_total',
+      help: "View parts by view, part and result (the part's X-Cache, or error, timeout, skipped).",
+      labelNames: ['view', 'part', 'result'],
+      registers: [registry],
+    });
+    this.duration = new Histogram({
+      name: 'atrium_view_duration_seconds',
+      help: 'Time to answer a composite view call.',
+      labelNames: ['view'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    });
   }
 
   /** The bound call series of a view, by outcome. */
-  private readonly callSeries = new Map<string, Map<ViewOutcome, CounterHandle>>();
+  private readonly callSeries = new Map<string, Map<ViewOutcome, Counter.Internal>>();
   /** The bound part series of a view, by part then result (no key built per part). */
-  private readonly partSeries = new Map<string, Map<string, Map<string, CounterHandle>>>();
+  private readonly partSeries = new Map<string, Map<string, Map<string, Counter.Internal>>>();
 
   recordCall(view: string, outcome: ViewOutcome, seconds: number): void {
     let byOutcome = this.callSeries.get(view);
-    if (!byOutcome) this.callSeries.set(view, (byOutcome = new Map<ViewOutcome, CounterHandle>()));
+    if (!byOutcome) this.callSeries.set(view, (byOutcome = new Map<ViewOutcome, Counter.Internal>()));
     let h = byOutcome.get(outcome);
-    if (!h) byOutcome.set(outcome, (h = this.counter(this.requests, view, outcome)));
+    if (!h) byOutcome.set(outcome, (h = this.requests.labels(view, outcome)));
     h.inc();
     let d = this.durations.get(view);
     if (!d) this.durations.set(view, (d = this.duration.labels(view)));
@@ -87,11 +72,11 @@ export class ViewsMetrics {
 
   recordPart(view: string, part: string, result: string): void {
     let byPart = this.partSeries.get(view);
-    if (!byPart) this.partSeries.set(view, (byPart = new Map<string, Map<string, CounterHandle>>()));
+    if (!byPart) this.partSeries.set(view, (byPart = new Map<string, Map<string, Counter.Internal>>()));
     let byResult = byPart.get(part);
-    if (!byResult) byPart.set(part, (byResult = new Map<string, CounterHandle>()));
+    if (!byResult) byPart.set(part, (byResult = new Map<string, Counter.Internal>()));
     let h = byResult.get(result);
-    if (!h) byResult.set(result, (h = this.counter(this.parts, view, part, result)));
+    if (!h) byResult.set(result, (h = this.parts.labels(view, part, result)));
     h.inc();
   }
 

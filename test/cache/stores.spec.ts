@@ -1,122 +1,6 @@
-import fc from 'fast-check';
-import { ByteLruStore } from '../../src/proxy/cache/byte-lru.store.js';
 import { decodeEntry, encodeEntry, entryBytes, type CacheEntry } from '../../src/proxy/cache/cache-entry.js';
 import type { CacheKey } from '../../src/proxy/cache/cache-key.js';
 import { MemoryResponseStore } from '../../src/proxy/cache/memory-response.store.js';
-
-const sized = (bytes: number) => ({ value: { size: bytes } });
-
-describe('ByteLruStore', () => {
-  const store = (maxBytes: number) =>
-    new ByteLruStore({ maxBytes, sizeOf: (d) => (d as { value: { size: number } }).value.size });
-
-  it('is bounded by bytes, not entries: one big value evicts many small ones, oldest first', async () => {
-    const lru = store(10_000);
-    for (let i = 0; i < 20; i++) await lru.set(`k${i}`, sized(100));
-    expect(lru.size).toBe(20);
-    await lru.set('big', sized(8_000));
-    expect(lru.bytes).toBeLessThanOrEqual(10_000);
-    expect(await lru.has('big')).toBe(true);
-    expect(await lru.has('k0')).toBe(false);
-    expect(await lru.has('k19')).toBe(true);
-  });
-
-  it('a read makes a key most recently used', async () => {
-    const lru = store(1_000);
-    await lru.set('a', sized(200));
-    await lru.set('b', sized(200));
-    await lru.get('a');
-    await lru.set('c', sized(450));
-    // b was least recently used (a was read after it): b goes, a stays.
-    expect(lru.keys()).toEqual(['a', 'c']);
-  });
-
-  it('a hot key moves to the back at most once a second (recency to the second: no Map churn per hit)', async () => {
-    const lru = store(1_000);
-    await lru.set('a', sized(200));
-    await lru.set('b', sized(200));
-    await lru.get('a'); // first read: moves
-    await lru.get('b'); // first read: moves
-    await lru.get('a'); // read again within the second: stays where it is
-    expect(lru.keys()).toEqual(['a', 'b']);
-  });
-
-  it('refuses a value larger than the whole cap, and replacing a key frees its old bytes', async () => {
-    const lru = store(1_000);
-    expect(await lru.set('huge', sized(5_000))).toBe(false);
-    expect(lru.size).toBe(0);
-    await lru.set('a', sized(500));
-    const before = lru.bytes;
-    await lru.set('a', sized(100));
-    expect(lru.bytes).toBe(before - 400);
-    expect(await lru.delete('a')).toBe(true);
-    expect(lru.bytes).toBe(0);
-  });
-
-  it('evicts in least-recently-used order through any mix of writes, first reads, deletes and clears', async () => {
-    // The evictor is one iterator kept between evictions; a model LRU (an array, oldest first) checks that
-    // it never skips, repeats or reorders a key. Only first reads are made: they always move the key.
-    const op = fc.oneof(
-      fc.record({
-        kind: fc.constant('set' as const),
-        key: fc.integer({ min: 0, max: 30 }),
-        size: fc.integer({ min: 1, max: 400 }),
-      }),
-      fc.record({ kind: fc.constant('read' as const), key: fc.integer({ min: 0, max: 30 }) }),
-      fc.record({ kind: fc.constant('delete' as const), key: fc.integer({ min: 0, max: 30 }) }),
-      fc.record({ kind: fc.constant('clear' as const) }),
-    );
-    await fc.assert(
-      fc.asyncProperty(fc.array(op, { maxLength: 300 }), async (ops) => {
-        const lru = store(1_000);
-        let model: { key: string; bytes: number }[] = [];
-        const read = new Set<string>();
-        const cost = (key: string, size: number) => size + key.length * 2 + 96;
-        for (const o of ops) {
-          if (o.kind === 'clear') {
-            await lru.clear();
-            model = [];
-            read.clear();
-            continue;
-          }
-          const key = `k${o.key}`;
-          if (o.kind === 'set') {
-            await lru.set(key, sized(o.size));
-            model = model.filter((e) => e.key !== key);
-            read.delete(key);
-            const bytes = cost(key, o.size);
-            if (bytes <= 1_000) {
-              model.push({ key, bytes });
-              let used = model.reduce((n, e) => n + e.bytes, 0);
-              while (used > 1_000) used -= model.shift()!.bytes;
-            }
-          } else if (o.kind === 'read') {
-            const i = model.findIndex((e) => e.key === key);
-            if (i === -1 || read.has(key)) continue;
-            read.add(key);
-            expect(await lru.get(key)).toBeDefined();
-            model.push(...model.splice(i, 1));
-          } else {
-            await lru.delete(key);
-            model = model.filter((e) => e.key !== key);
-            read.delete(key);
-          }
-          expect(lru.keys()).toEqual(model.map((e) => e.key));
-        }
-      }),
-      { numRuns: 200 },
-    );
-  });
-
-  it('sweeps expired values', async () => {
-    const lru = store(10_000);
-    await lru.set('old', { value: { size: 1 }, expires: 1_000 });
-    await lru.set('new', { value: { size: 1 }, expires: 5_000 });
-    await lru.set('forever', { value: { size: 1 } });
-    expect(lru.sweepExpired(2_000)).toBe(1);
-    expect(lru.keys()).toEqual(['new', 'forever']);
-  });
-});
 
 describe('entry encoding for Redis', () => {
   const entry: CacheEntry = {
@@ -218,6 +102,37 @@ describe('MemoryResponseStore', () => {
     expect(await store.get(keys[2])).toBeDefined();
     expect(await store.purge('macro')).toBe(1);
     expect(await store.get(keys[3])).toBeDefined();
+  });
+
+  it('is bounded by bytes, not entries: one big entry evicts the least recently used small ones', async () => {
+    const capped = new MemoryResponseStore({ maxBytes: 8 * 1024 });
+    const keys = Array.from({ length: 10 }, (_, i) => key('macro:c:feeds', `/feeds/FD-${i}`));
+    for (const k of keys) expect(await capped.set(k, entry('x'.repeat(200)), 60_000, '0', false)).toBe(true);
+    expect((await capped.stats()).entries).toBe(10);
+    // A read makes FD-0 the most recently used: FD-1 is now the oldest.
+    expect(capped.getSync(keys[0])).toBeDefined();
+    const big = key('macro:c:feeds', '/feeds/BIG');
+    expect(await capped.set(big, entry('y'.repeat(6 * 1024)), 60_000, '0', false)).toBe(true);
+    const stats = await capped.stats();
+    expect(stats.bytes as number).toBeLessThanOrEqual(8 * 1024);
+    expect(capped.getSync(big)).toBeDefined();
+    expect(capped.getSync(keys[0])).toBeDefined();
+    expect(capped.getSync(keys[1])).toBeUndefined();
+    expect(capped.getSync(keys[9])).toBeDefined();
+    await capped.close();
+  });
+
+  it('drops an entry once its retention has passed, on the clock it is given', async () => {
+    let now = 1_000_000;
+    const timed = new MemoryResponseStore({ maxBytes: 1024 * 1024, clock: { now: () => now } });
+    const k = key('macro:c:feeds');
+    await timed.set(k, entry('a'), 5_000, '0', false);
+    now += 4_999;
+    expect(timed.getSync(k)).toBeDefined();
+    now += 2;
+    expect(timed.getSync(k)).toBeUndefined();
+    expect((await timed.stats()).entries).toBe(0);
+    await timed.close();
   });
 
   it('never stores an entry bigger than its byte cap', async () => {

@@ -32,7 +32,7 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 export function spawnGateway(env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<SpawnedGateway> {
   assertBuilt();
   recordEnvSecrets(env);
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=4', 'dist/main.js'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

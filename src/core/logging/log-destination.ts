@@ -1,8 +1,10 @@
-import type { DestinationStream } from 'pino';
-import { FdDestination } from './fd-destination.js';
+import { pino, type DestinationStream } from 'pino';
 
 let override: DestinationStream | undefined;
-let stdout: FdDestination | undefined;
+let stdout: DestinationStream | undefined;
+
+/** Bytes that may wait for a slow stdout before lines are dropped. */
+const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 
 /**
  * Where a gateway's logs go when main.ts did not hand it a logger: stdout, or the stream a test harness
@@ -14,16 +16,29 @@ export function defaultLogDestination(): DestinationStream {
 }
 
 /**
- * Asynchronous stdout (fd-destination.ts): a log line never waits on the terminal. One per process, so
- * every logger's lines share one order; what is still pending is written synchronously on exit.
+ * pino's asynchronous stdout: a log line never waits on the terminal, and pino writes what is still pending
+ * synchronously on exit. One per process, so every logger's lines share one order. A stalled reader may let
+ * up to 16 MB wait; lines beyond are dropped and their count is logged once stdout takes lines again.
  */
-function stdoutDestination(): FdDestination {
+function stdoutDestination(): DestinationStream {
   if (!stdout) {
-    const dest = new FdDestination({
-      fd: 1,
-      onError: (err) => process.stderr.write(`atrium: writing the log to stdout failed: ${err.message}\n`),
+    const dest = pino.destination({ dest: 1, sync: false, maxLength: MAX_PENDING_BYTES });
+    let failing = false;
+    let dropped = 0;
+    // Said once per spell of failures (a closed stdout must not flood stderr); pino already drops on EPIPE.
+    dest.on('error', (err: Error) => {
+      if (!failing) process.stderr.write(`atrium: writing the log to stdout failed: ${err.message}\n`);
+      failing = true;
     });
-    process.once('exit', () => dest.flushSync());
+    dest.on('drop', () => dropped++);
+    dest.on('drain', () => {
+      failing = false;
+      if (dropped === 0) return;
+      dest.write(
+        `{"level":"warn","time":${Date.now()},"msg":"log lines dropped: the log destination was too slow","dropped":${dropped}}\n`,
+      );
+      dropped = 0;
+    });
     stdout = dest;
   }
   return stdout;

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { ROOT_CONTEXT, defaultTextMapGetter, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,33 +37,33 @@ export interface RequestTrace {
   readonly spans?: SpanStarter;
 }
 
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-[^\s]*)?$/;
-const ZERO_TRACE = '0'.repeat(32);
-const ZERO_SPAN = '0'.repeat(16);
-
 export interface ParsedTraceparent {
   readonly traceId: string;
   readonly parentId: string;
+  /** Trace flags, two hex digits. */
   readonly flags: string;
+  /** The consumer's `tracestate`, as OpenTelemetry re-serialises its valid members. */
+  readonly tracestate?: string;
 }
 
-/** W3C Trace Context `traceparent`; undefined when it is not a valid one (a new trace is started). */
-export function parseTraceparent(value: unknown): ParsedTraceparent | undefined {
-  if (typeof value !== 'string' || value.length < 55 || value.length > 512) return undefined;
-  const m = TRACEPARENT.exec(value.trim());
-  if (!m) return undefined;
-  const [, version, traceId, parentId, flags, rest] = m;
-  // Version ff is invalid; version 00 has exactly four fields. Later versions may add fields after ours.
-  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
-  if (traceId === ZERO_TRACE || parentId === ZERO_SPAN) return undefined;
-  return { traceId, parentId, flags };
-}
+const propagator = new W3CTraceContextPropagator();
 
-const TRACESTATE = /^[\x20-\x7e]{1,512}$/;
-
-/** `tracestate` is passed on as sent when it is printable and of sane length; otherwise dropped. */
-export function sanitizeTracestate(value: unknown): string | undefined {
-  return typeof value === 'string' && TRACESTATE.test(value) ? value : undefined;
+/**
+ * The consumer's W3C trace context, read by OpenTelemetry's propagator; undefined when `traceparent` is
+ * absent or not a valid one (a new trace is started).
+ */
+export function parseTraceparent(traceparent: unknown, tracestate?: unknown): ParsedTraceparent | undefined {
+  if (typeof traceparent !== 'string') return undefined;
+  const carrier: Record<string, string> = { traceparent };
+  if (typeof tracestate === 'string') carrier.tracestate = tracestate;
+  const span = trace.getSpanContext(propagator.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter));
+  if (!span) return undefined;
+  return {
+    traceId: span.traceId,
+    parentId: span.spanId,
+    flags: span.traceFlags.toString(16).padStart(2, '0'),
+    tracestate: span.traceState?.serialize() || undefined,
+  };
 }
 
 export function traceparentOf(trace: RequestTrace, spanId = trace.spanId): string {
@@ -85,13 +87,13 @@ export function randomHex(bytes: number): string {
 
 /** A fresh context for a request: the consumer's trace when it sent one, else a new (unsampled) one. */
 export function untracedContext(traceparent: unknown, tracestate: unknown): RequestTrace {
-  const parsed = parseTraceparent(traceparent);
+  const parsed = parseTraceparent(traceparent, tracestate);
   if (!parsed) return { traceId: randomHex(16), spanId: randomHex(8), flags: '00' };
   return {
     traceId: parsed.traceId,
     spanId: randomHex(8),
     flags: parsed.flags,
-    tracestate: sanitizeTracestate(tracestate),
+    tracestate: parsed.tracestate,
   };
 }
 

@@ -1,6 +1,4 @@
-import { createCache, type Cache } from 'cache-manager';
-import { Keyv } from 'keyv';
-import { ByteLruStore } from './byte-lru.store.js';
+import { LRUCache } from 'lru-cache';
 import { entryBytes, type CacheEntry } from './cache-entry.js';
 import { pathOfKey, upstreamOfKey, type CacheKey } from './cache-key.js';
 import type { MissRole, ResponseStore, StoreStats, WaitResult } from './response-store.js';
@@ -17,14 +15,20 @@ function compact(entry: CacheEntry): CacheEntry {
 
 const NOTHING: Promise<undefined> = Promise.resolve(undefined);
 
+/** Fixed cost per entry on top of the value: the key (UTF-16) and the LRU's own slot. */
+const SLOT_OVERHEAD = 96;
+
 export interface MemoryStoreOptions {
   readonly maxBytes: number;
   /** How often expired entries are swept (they are also dropped when read). */
   readonly sweepIntervalMs?: number;
+  /** The clock retention is measured on: wall-clock ms, like the entries' storedAt and freshUntil. */
+  readonly clock?: { now(): number };
 }
 
 /**
- * One process's cache: cache-manager over keyv over a byte-bounded LRU. Values stay objects (no
+ * One process's cache: an LRU bounded by bytes, not by entry count (one 8 MB answer and 4,000 small ones
+ * weigh what they weigh), each entry dropped once its retention has passed. Values stay objects (no
  * serialisation): a hit hands out the stored Buffer itself, no copy, no parse.
  *
  * Invalidation uses a generation per scope (`upstream:credential:family`) inside the key: a write bumps the
@@ -35,24 +39,23 @@ export interface MemoryStoreOptions {
  */
 export class MemoryResponseStore implements ResponseStore {
   readonly kind = 'memory' as const;
-  private readonly lru: ByteLruStore;
-  private readonly cache: Cache;
+  private readonly lru: LRUCache<string, CacheEntry>;
+  private readonly maxBytes: number;
   private readonly generations = new Map<string, number>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(opts: MemoryStoreOptions) {
-    this.lru = new ByteLruStore({
-      maxBytes: opts.maxBytes,
-      sizeOf: (data) => entryBytes((data as { value: CacheEntry }).value),
+    if (!(opts.maxBytes >= 0)) throw new Error('MemoryResponseStore: maxBytes must be ≥ 0');
+    this.maxBytes = opts.maxBytes;
+    this.lru = new LRUCache<string, CacheEntry>({
+      // lru-cache needs a positive cap; a 0 cap refuses every entry in set() instead.
+      maxSize: Math.max(1, opts.maxBytes),
+      sizeCalculation: (entry, key) => entryBytes(entry) + key.length * 2 + SLOT_OVERHEAD,
+      perf: opts.clock ?? Date,
+      // Read the clock on every check: a cached reading would serve an entry past its retention.
+      ttlResolution: 0,
     });
-    const keyv = new Keyv({
-      store: this.lru,
-      serialize: undefined,
-      deserialize: undefined,
-      useKeyPrefix: false,
-    });
-    this.cache = createCache({ stores: [keyv] });
-    this.sweeper = setInterval(() => this.lru.sweepExpired(), opts.sweepIntervalMs ?? 60_000);
+    this.sweeper = setInterval(() => this.lru.purgeStale(), opts.sweepIntervalMs ?? 60_000);
     this.sweeper.unref();
   }
 
@@ -65,24 +68,13 @@ export class MemoryResponseStore implements ResponseStore {
     return `${key.scope}#${generation}:${key.hash}:${key.path}`;
   }
 
-  /**
-   * Reads the LRU directly, with keyv's expiry rule (`{ value, expires }`, expired when now > expires):
-   * a hit costs one Map lookup and one settled promise instead of cache-manager's and keyv's async layers.
-   */
   get(key: CacheKey): Promise<CacheEntry | undefined> {
     const entry = this.getSync(key);
     return entry === undefined ? NOTHING : Promise.resolve(entry);
   }
 
   getSync(key: CacheKey): CacheEntry | undefined {
-    const k = this.storeKey(key, this.generation(key.scope));
-    const data = this.lru.getSync(k) as { value: CacheEntry; expires?: number } | undefined;
-    if (data === undefined) return undefined;
-    if (typeof data.expires === 'number' && Date.now() > data.expires) {
-      void this.lru.delete(k);
-      return undefined;
-    }
-    return data.value;
+    return this.lru.get(this.storeKey(key, this.generation(key.scope)));
   }
 
   async set(
@@ -93,8 +85,9 @@ export class MemoryResponseStore implements ResponseStore {
     _indexed?: boolean,
   ): Promise<boolean> {
     if (token === undefined || Number(token) !== this.generation(key.scope)) return false;
-    if (!this.lru.fits(entryBytes(entry))) return false;
-    await this.cache.set(this.storeKey(key, Number(token)), compact(entry), retainMs);
+    const k = this.storeKey(key, Number(token));
+    if (entryBytes(entry) + k.length * 2 + SLOT_OVERHEAD > this.maxBytes) return false;
+    this.lru.set(k, compact(entry), { ttl: retainMs });
     return true;
   }
 
@@ -113,10 +106,10 @@ export class MemoryResponseStore implements ResponseStore {
 
   async purge(upstream: string, pathPrefix?: string): Promise<number> {
     let n = 0;
-    for (const k of this.lru.keys()) {
+    for (const k of [...this.lru.keys()]) {
       if (upstreamOfKey(k) !== upstream) continue;
       if (pathPrefix !== undefined && !pathOfKey(k).startsWith(pathPrefix)) continue;
-      if (await this.lru.delete(k)) n++;
+      if (this.lru.delete(k)) n++;
     }
     return n;
   }
@@ -126,13 +119,13 @@ export class MemoryResponseStore implements ResponseStore {
       store: 'memory',
       available: true,
       entries: this.lru.size,
-      bytes: this.lru.bytes,
-      maxBytes: this.lru.maxBytes,
+      bytes: this.lru.calculatedSize,
+      maxBytes: this.maxBytes,
     };
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    await this.lru.clear();
+    this.lru.clear();
   }
 }

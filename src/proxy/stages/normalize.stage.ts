@@ -2,7 +2,6 @@ import { Readable } from 'node:stream';
 import { XMLValidator } from 'fast-xml-parser';
 import type { ErrorCode } from '../../core/errors/error-codes.js';
 import { GatewayError } from '../../core/errors/gateway-error.js';
-import { isJsonText } from '../../core/http/json-syntax.js';
 import type { WireFormat } from '../../core/http/negotiation.js';
 import { parseRetryAfterSeconds } from '../../core/http/retry-after.js';
 import { mayCache } from '../cache/cache-policy.js';
@@ -99,15 +98,17 @@ export function looksLikeXml(body: Buffer): boolean {
   return i < j && body[i] === 0x3c && body[j] === 0x3e;
 }
 
-/**
- * Whether a body is a whole document in the format asked for: JSON's grammar checked on the bytes (what
- * JSON.parse accepts, without building it), or fast-xml-parser's validator.
- */
+/** Whether a body is a whole document in the format asked for: `JSON.parse`, or fast-xml-parser's validator. */
 export function isValidBody(body: Buffer, format: WireFormat): boolean {
   const [i, j] = trimmedBounds(body);
   if (i > j) return false;
   if (format === 'xml') return XMLValidator.validate(body.toString('utf8', i, j + 1)) === true;
-  return isJsonText(body, i, j + 1);
+  try {
+    JSON.parse(body.toString('utf8', i, j + 1));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A content type that says the body is in the format asked for (`application/json`, `text/xml`, `…+json`). */
