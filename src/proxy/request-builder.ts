@@ -1,14 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { Consumer } from '../core/auth/consumer.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
-import {
-  formatFromQuery,
-  negotiateFormat,
-  negotiateLanguage,
-  type WireFormat,
-} from '../core/http/negotiation.js';
-import { queryObjectOf, queryPairsOf } from '../core/http/query-string.js';
+import { queryPairsOf } from '../core/http/query-string.js';
 import { checkWriteBody } from '../core/http/write-body.js';
+import { canonicalRequest, type CanonicalSpec } from './canonical-request.js';
 import type { ProxyRequest, RouteDefinition } from './pipeline.types.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 
@@ -19,6 +14,8 @@ export interface CompiledRoute {
   readonly route: RouteDefinition;
   readonly def: UpstreamDefinition;
   readonly parts: readonly PathPart[];
+  /** What the route's canonical request follows from (canonical-request.ts). */
+  readonly canonical: CanonicalSpec;
 }
 
 export function compileRoute(def: UpstreamDefinition, route: RouteDefinition): CompiledRoute {
@@ -31,7 +28,15 @@ export function compileRoute(def: UpstreamDefinition, route: RouteDefinition): C
     last = m.index + m[0].length;
   }
   if (last < route.path.length) parts.push(route.path.slice(last));
-  return { route, def, parts };
+  const canonical: CanonicalSpec = {
+    title: def.title,
+    params: route.params,
+    languages: def.languages,
+    defaultLanguage: def.defaultLanguage,
+    formats: def.formats,
+    file: route.file,
+  };
+  return { route, def, parts, canonical };
 }
 
 /** `/feeds/{id}` → `feeds/:id` for Nest's router. */
@@ -83,68 +88,16 @@ export function buildProxyRequest(
   for (const p of compiled.parts)
     path += typeof p === 'string' ? p : encodeURIComponent(checkPathParam(p.param, params[p.param]));
 
-  const q = queryObjectOf(req);
-  let format: WireFormat = 'json';
-  const formatParam = typeof q.format === 'string' ? q.format : undefined;
-  if (formatParam !== undefined && formatParam !== '') {
-    const f = formatFromQuery(formatParam);
-    if (!f)
-      throw new GatewayError('UNSUPPORTED_FORMAT', {
-        parameter: 'format',
-        message: 'format must be json or xml.',
-      });
-    format = f;
-  } else if (!route.file) {
-    const f = negotiateFormat(header(req, 'accept'));
-    if (!f)
-      throw new GatewayError('UNSUPPORTED_FORMAT', {
-        parameter: 'Accept',
-        message: 'The Accept header admits neither application/json nor application/xml.',
-      });
-    format = f;
-  }
-
-  // Never a JSON answer to a request that accepts only XML: an upstream without XML refuses it here.
-  if (format === 'xml' && def.formats && !def.formats.includes('xml'))
-    throw new GatewayError('UNSUPPORTED_FORMAT', {
-      parameter: formatParam ? 'format' : 'Accept',
-      message: `${def.title} answers in JSON only.`,
-    });
-
-  let lang: string | undefined;
-  let langGiven: string | undefined;
-  if (def.languages) {
-    const fallback = def.defaultLanguage ?? def.languages[0];
-    const langParam = q.lang;
-    if (Array.isArray(langParam))
-      throw new GatewayError('VALIDATION_FAILED', { parameter: 'lang', message: 'lang must be given once.' });
-    // Same rule as `format`: any case, and empty is the same as absent.
-    const wanted = typeof langParam === 'string' ? langParam.trim().toLowerCase() : undefined;
-    if (wanted) {
-      if (!def.languages.includes(wanted))
-        throw new GatewayError('VALIDATION_FAILED', {
-          parameter: 'lang',
-          message: `lang must be one of ${def.languages.join(', ')}.`,
-        });
-      lang = langGiven = wanted;
-    } else lang = negotiateLanguage(header(req, 'accept-language'), def.languages, fallback);
-  }
-
+  const canonical = canonicalRequest(compiled.canonical, queryPairsOf(req), {
+    accept: header(req, 'accept'),
+    acceptLanguage: header(req, 'accept-language'),
+  });
   const headers: Record<string, string> = {
-    accept: route.file
-      ? (header(req, 'accept') ?? '*/*')
-      : format === 'xml'
-        ? 'application/xml'
-        : 'application/json',
+    accept: canonical.accept,
     'user-agent': 'Atrium-Gateway',
     'x-request-id': String(req.id),
   };
-  if (lang) headers['accept-language'] = lang;
-  else if (!def.languages) {
-    // An upstream without language handling gets the client's preference as sent (it may localise).
-    const acceptLanguage = header(req, 'accept-language');
-    if (acceptLanguage) headers['accept-language'] = acceptLanguage;
-  }
+  if (canonical.acceptLanguage) headers['accept-language'] = canonical.acceptLanguage;
   let body: Buffer | undefined;
   if (route.method !== 'GET' && Buffer.isBuffer(req.body) && req.body.length > 0) {
     body = req.body;
@@ -157,16 +110,13 @@ export function buildProxyRequest(
     route,
     method: route.method,
     path,
-    query:
-      langGiven === undefined
-        ? queryPairsOf(req).slice()
-        : queryPairsOf(req).map(([k, v]): [string, string] => (k === 'lang' ? [k, langGiven] : [k, v])),
+    query: canonical.query,
     headers,
     body,
     consumerId: consumer.id,
     requestId: String(req.id),
-    format,
-    lang,
+    format: canonical.format,
+    lang: canonical.lang,
     credentialId: def.credentials.id,
     deadline: Date.now() + def.timeoutMs,
     noCache: wantsNoCache(req),
