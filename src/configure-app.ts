@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { pathIsSafe, UNSAFE_PATH_MESSAGE } from './core/http/path-safety.js';
+import { unsafePathReason } from './core/http/path-safety.js';
 import type { IncomingMessage, Server } from 'node:http';
 import { ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -158,11 +158,12 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       );
       return;
     }
-    if (!pathIsSafe(req.url)) {
+    const unsafe = unsafePathReason(req.url);
+    if (unsafe !== undefined) {
       filter.send(
         new GatewayError('VALIDATION_FAILED', {
           parameter: 'path',
-          message: UNSAFE_PATH_MESSAGE,
+          message: unsafe,
         }),
         req,
         reply,

@@ -44,6 +44,9 @@ export function nestPathOf(templatePath: string): string {
   return templatePath.replace(/^\//, '').replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
 }
 
+/** Longest path parameter forwarded (decoded characters); the router refuses a segment over 16 KiB with 414. */
+export const MAX_PATH_PARAM = 8192;
+
 // eslint-disable-next-line no-control-regex
 const BAD_PARAM = /[/\\\u0000-\u001f\u007f]/;
 
@@ -54,7 +57,12 @@ export function checkPathParam(name: string, value: unknown): string {
       parameter: name,
       message: `Path parameter "${name}" must not be empty.`,
     });
-  if (value === '.' || value === '..' || BAD_PARAM.test(value) || value.length > 8192)
+  if (value.length > MAX_PATH_PARAM)
+    throw new GatewayError('VALIDATION_FAILED', {
+      parameter: name,
+      message: `Path parameter "${name}" is ${value.length} characters long; at most ${MAX_PATH_PARAM} are accepted.`,
+    });
+  if (value === '.' || value === '..' || BAD_PARAM.test(value))
     throw new GatewayError('VALIDATION_FAILED', {
       parameter: name,
       message: `Path parameter "${name}" must be a single path segment.`,

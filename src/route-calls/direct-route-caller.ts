@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Consumer } from '../core/auth/consumer.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.js';
-import { pathIsSafe, UNSAFE_PATH_MESSAGE } from '../core/http/path-safety.js';
+import { unsafePathReason } from '../core/http/path-safety.js';
 import {
   fastifyQueryParser,
   queryFromPairs,
@@ -96,8 +96,9 @@ export class DirectRouteCaller implements RouteCaller {
   ): void {
     try {
       if (!prepared) throw new GatewayError('INTERNAL', { message: 'Route is not registered.' });
-      if (!pathIsSafe(req.url))
-        throw new GatewayError('VALIDATION_FAILED', { parameter: 'path', message: UNSAFE_PATH_MESSAGE });
+      const unsafe = unsafePathReason(req.url);
+      if (unsafe !== undefined)
+        throw new GatewayError('VALIDATION_FAILED', { parameter: 'path', message: unsafe });
       let consumer = caller.consumer ?? this.consumers.get(caller);
       if (consumer === undefined) {
         consumer = this.routes.authenticate(caller.key);

@@ -29,7 +29,7 @@ interface Cacheable {
 const CACHEABLE: Cacheable[] = UPSTREAMS.flatMap((u) =>
   u.routes
     .filter((r) => r.method === 'GET' && r.cacheTtlMs !== undefined && !r.file && !r.sideEffect)
-    .map((route) => ({ upstream: u.name as UpstreamName, prefix: u.prefixes[0], route })),
+    .map((route) => ({ upstream: u.name, prefix: u.prefixes[0], route })),
 );
 const BY_ID = new Map(CACHEABLE.map((c) => [c.route.id, c]));
 
