@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { pathIsSafe, UNSAFE_PATH_MESSAGE } from './core/http/path-safety.js';
+import { unsafePathReason } from './core/http/path-safety.js';
 import type { IncomingMessage, Server } from 'node:http';
 import { ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -12,7 +12,11 @@ import type {
 } from 'fastify';
 import type { AtriumConfig } from './config/atrium-config.js';
 import { CorsPolicy } from './core/cors/cors.policy.js';
-import { answerWhatNodeRefuses, handleClientError } from './core/errors/client-error.js';
+import {
+  answerWhatNodeRefuses,
+  handleClientError,
+  renderParserRefusals,
+} from './core/errors/client-error.js';
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
 import { AllowedMethods } from './core/http/allowed-methods.js';
@@ -34,7 +38,9 @@ const frameworkErrorFilters = new WeakMap<FastifyInstance, GatewayExceptionFilte
 /** The router's refusals, before any hook ran: a path that is not valid percent-encoding, an overlong segment. */
 function frameworkError(err: FastifyError): GatewayError {
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH')
-    return new GatewayError('URI_TOO_LONG', { message: 'A path segment of the request URL is too long.' });
+    return new GatewayError('URI_TOO_LONG', {
+      message: 'A path segment of the request URL is longer than 16,384 characters.',
+    });
   if (err.code === 'FST_ERR_BAD_URL')
     return new GatewayError('VALIDATION_FAILED', {
       parameter: 'path',
@@ -97,6 +103,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const cors = app.get(CorsPolicy);
   frameworkErrorFilters.set(fastify, filter);
   answerWhatNodeRefuses(fastify.server);
+  renderParserRefusals(fastify.server, (err, requestId, target) => filter.renderHead(err, requestId, target));
   // Routes are registered at init, after this: a wrong method on a known path becomes a 405 with `Allow`.
   const allowed = new AllowedMethods();
   fastify.addHook('onRoute', (r) => allowed.add(r.method, r.url ?? r.path));
@@ -131,11 +138,12 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
       );
       return;
     }
-    if (!pathIsSafe(req.url)) {
+    const unsafe = unsafePathReason(req.url);
+    if (unsafe !== undefined) {
       filter.send(
         new GatewayError('VALIDATION_FAILED', {
           parameter: 'path',
-          message: UNSAFE_PATH_MESSAGE,
+          message: unsafe,
         }),
         req,
         reply,

@@ -46,6 +46,7 @@ export type ErrorBody = {
  * - `UNSUPPORTED_FORMAT` (415): Only json and xml are supported.
  * - `CONSUMER_RATE_LIMITED` (429, retryable): This consumer has exceeded its request quota; retry later.
  * - `UPSTREAM_RATE_LIMITED` (429, retryable): The data service is rate limiting; retry later.
+ * - `RESPONSE_TOO_LARGE` (429): The answer is over the size limit; narrow the request (paging, filters, dates): the same request fails again.
  * - `HEADERS_TOO_LARGE` (431): The request headers are too large.
  * - `INTERNAL` (500): An internal gateway error occurred.
  * - `UPSTREAM_AUTH_FAILED` (502): The data service rejected the gateway's credentials; operators have been alerted.
@@ -53,7 +54,7 @@ export type ErrorBody = {
  * - `UPSTREAM_UNAVAILABLE` (503, retryable): The data service is unavailable.
  * - `UPSTREAM_TIMEOUT` (504, retryable): The data service did not answer in time.
  */
-export type ErrorCode = "VALIDATION_FAILED" | "UPSTREAM_BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "UPSTREAM_FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_FORMAT" | "CONSUMER_RATE_LIMITED" | "UPSTREAM_RATE_LIMITED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_AUTH_FAILED" | "UPSTREAM_ERROR" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT";
+export type ErrorCode = "VALIDATION_FAILED" | "UPSTREAM_BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "UPSTREAM_FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_FORMAT" | "CONSUMER_RATE_LIMITED" | "UPSTREAM_RATE_LIMITED" | "RESPONSE_TOO_LARGE" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_AUTH_FAILED" | "UPSTREAM_ERROR" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT";
 
 /**
  * One envelope for every failure (JSON, or XML when XML was asked for). Under `/macro` it also carries the CEIC-shaped `errors: {status, code, message}` object; under the EMIS prefixes `errors: [{code, detail}]`, so vendor clients raise their own exceptions. `error` is the contract for new clients.

@@ -8,7 +8,7 @@ export interface ItemPath {
   readonly query: string;
 }
 
-// Encoded separators and NUL, as the direct path check refuses them (configure-app `pathIsSafe`).
+// Encoded separators and NUL, as the direct path check refuses them (path-safety.ts).
 const ENCODED_SEPARATOR = /%(2f|5c|00)/i;
 // eslint-disable-next-line no-control-regex
 const UNSAFE_DECODED = /[/\\\u0000-\u001f\u007f]/;

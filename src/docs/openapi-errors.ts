@@ -77,7 +77,7 @@ export const ERROR_RESPONSES: ReadonlyArray<{
     status: 429,
     name: 'RateLimited',
     description:
-      "This consumer's quota (`CONSUMER_RATE_LIMITED`) or the shared upstream budget / an upstream 429 (`UPSTREAM_RATE_LIMITED`). Wait `Retry-After` seconds.",
+      "This consumer's quota (`CONSUMER_RATE_LIMITED`) or the shared upstream budget / an upstream 429 (`UPSTREAM_RATE_LIMITED`): wait `Retry-After` seconds. An upstream answer over the size cap (`RESPONSE_TOO_LARGE`, not retryable, no `Retry-After`): narrow the request.",
     example: {
       code: 'UPSTREAM_RATE_LIMITED',
       details: {

@@ -3,6 +3,7 @@ import type { GatewayError } from '../core/errors/gateway-error.js';
 import type { ErrorCode } from '../core/errors/error-codes.js';
 import type { QueryPairs } from '../core/http/query-string.js';
 import type { WireFormat } from '../core/http/negotiation.js';
+import type { ParamRules } from './canonical-request.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -28,6 +29,11 @@ export interface RouteDefinition {
   readonly cost?: number;
   /** class-validator DTO for the query string (validated before any upstream call). */
   readonly query?: new () => object;
+  /**
+   * How the vendor reads the route's query parameters (lists, booleans, dates, stated defaults, header
+   * forms): the canonical request that is both keyed and forwarded follows from it (canonical-request.ts).
+   */
+  readonly params?: ParamRules;
   readonly summary?: string;
 }
 

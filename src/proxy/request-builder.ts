@@ -1,16 +1,11 @@
 import type { Consumer } from '../core/auth/consumer.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
-import {
-  formatFromQuery,
-  negotiateFormat,
-  negotiateLanguage,
-  type WireFormat,
-} from '../core/http/negotiation.js';
-import { baseName, type QueryPairs } from '../core/http/query-string.js';
+import { type QueryPairs } from '../core/http/query-string.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 import { checkWriteBody } from '../core/http/write-body.js';
 import type { GatewaySecretShapes } from '../core/auth/gateway-key-shape.js';
 import { refuseGatewaySecrets } from './gateway-key-refusal.js';
+import { canonicalRequest, type CanonicalSpec } from './canonical-request.js';
 import type { ProxyRequest, RouteDefinition } from './pipeline.types.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
 
@@ -55,22 +50,13 @@ export function requestHeadersOf(
   return out;
 }
 
-/** A query parameter as Fastify's parser reads it: one value, several (repeated or indexed), or none. */
-function paramOf(query: QueryPairs, name: string): string | string[] | undefined {
-  let out: string | string[] | undefined;
-  for (const [k, v] of query) {
-    if (baseName(k) !== name) continue;
-    if (out === undefined) out = k === name ? v : [v];
-    else out = [...(Array.isArray(out) ? out : [out]), v];
-  }
-  return out;
-}
-
 /** Compiled once per route: the upstream path template split into literals and parameters. */
 export interface CompiledRoute {
   readonly route: RouteDefinition;
   readonly def: UpstreamDefinition;
   readonly parts: readonly PathPart[];
+  /** What the route's canonical request follows from (canonical-request.ts). */
+  readonly canonical: CanonicalSpec;
 }
 
 export function compileRoute(def: UpstreamDefinition, route: RouteDefinition): CompiledRoute {
@@ -83,13 +69,24 @@ export function compileRoute(def: UpstreamDefinition, route: RouteDefinition): C
     last = m.index + m[0].length;
   }
   if (last < route.path.length) parts.push(route.path.slice(last));
-  return { route, def, parts };
+  const canonical: CanonicalSpec = {
+    title: def.title,
+    params: route.params,
+    languages: def.languages,
+    defaultLanguage: def.defaultLanguage,
+    formats: def.formats,
+    file: route.file,
+  };
+  return { route, def, parts, canonical };
 }
 
 /** `/feeds/{id}` → `feeds/:id` for Nest's router. */
 export function nestPathOf(templatePath: string): string {
   return templatePath.replace(/^\//, '').replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, ':$1');
 }
+
+/** Longest path parameter forwarded (decoded characters); the router refuses a segment over 16 KiB with 414. */
+export const MAX_PATH_PARAM = 8192;
 
 // eslint-disable-next-line no-control-regex
 const BAD_PARAM = /[/\\\u0000-\u001f\u007f]/;
@@ -101,7 +98,12 @@ export function checkPathParam(name: string, value: unknown): string {
       parameter: name,
       message: `Path parameter "${name}" must not be empty.`,
     });
-  if (value === '.' || value === '..' || BAD_PARAM.test(value) || value.length > 8192)
+  if (value.length > MAX_PATH_PARAM)
+    throw new GatewayError('VALIDATION_FAILED', {
+      parameter: name,
+      message: `Path parameter "${name}" is ${value.length} characters long; at most ${MAX_PATH_PARAM} are accepted.`,
+    });
+  if (value === '.' || value === '..' || BAD_PARAM.test(value))
     throw new GatewayError('VALIDATION_FAILED', {
       parameter: name,
       message: `Path parameter "${name}" must be a single path segment.`,
@@ -134,68 +136,16 @@ export function buildProxyRequest(
       shapes,
     );
 
-  let format: WireFormat = 'json';
-  const givenFormat = paramOf(query, 'format');
-  const formatParam = typeof givenFormat === 'string' ? givenFormat : undefined;
-  if (formatParam !== undefined && formatParam !== '') {
-    const f = formatFromQuery(formatParam);
-    if (!f)
-      throw new GatewayError('UNSUPPORTED_FORMAT', {
-        parameter: 'format',
-        message: 'format must be json or xml.',
-      });
-    format = f;
-  } else if (!route.file) {
-    const f = negotiateFormat(header('accept'));
-    if (!f)
-      throw new GatewayError('UNSUPPORTED_FORMAT', {
-        parameter: 'Accept',
-        message: 'The Accept header admits neither application/json nor application/xml.',
-      });
-    format = f;
-  }
-
-  // Never a JSON answer to a request that accepts only XML: an upstream without XML refuses it here.
-  if (format === 'xml' && def.formats && !def.formats.includes('xml'))
-    throw new GatewayError('UNSUPPORTED_FORMAT', {
-      parameter: formatParam ? 'format' : 'Accept',
-      message: `${def.title} answers in JSON only.`,
-    });
-
-  let lang: string | undefined;
-  let langGiven: string | undefined;
-  if (def.languages) {
-    const fallback = def.defaultLanguage ?? def.languages[0];
-    const langParam = paramOf(query, 'lang');
-    if (Array.isArray(langParam))
-      throw new GatewayError('VALIDATION_FAILED', { parameter: 'lang', message: 'lang must be given once.' });
-    // Same rule as `format`: any case, and empty is the same as absent.
-    const wanted = typeof langParam === 'string' ? langParam.trim().toLowerCase() : undefined;
-    if (wanted) {
-      if (!def.languages.includes(wanted))
-        throw new GatewayError('VALIDATION_FAILED', {
-          parameter: 'lang',
-          message: `lang must be one of ${def.languages.join(', ')}.`,
-        });
-      lang = langGiven = wanted;
-    } else lang = negotiateLanguage(header('accept-language'), def.languages, fallback);
-  }
-
+  const canonical = canonicalRequest(compiled.canonical, query, {
+    accept: header('accept'),
+    acceptLanguage: header('accept-language'),
+  });
   const headers: Record<string, string> = {
-    accept: route.file
-      ? (header('accept') ?? '*/*')
-      : format === 'xml'
-        ? 'application/xml'
-        : 'application/json',
+    accept: canonical.accept,
     'user-agent': 'Atrium-Gateway',
     'x-request-id': call.requestId,
   };
-  if (lang) headers['accept-language'] = lang;
-  else if (!def.languages) {
-    // An upstream without language handling gets the client's preference as sent (it may localise).
-    const acceptLanguage = header('accept-language');
-    if (acceptLanguage) headers['accept-language'] = acceptLanguage;
-  }
+  if (canonical.acceptLanguage) headers['accept-language'] = canonical.acceptLanguage;
   let body: Buffer | undefined;
   if (route.method !== 'GET' && call.body !== undefined && call.body.length > 0) {
     body = call.body;
@@ -208,16 +158,13 @@ export function buildProxyRequest(
     route,
     method: route.method,
     path,
-    query:
-      langGiven === undefined
-        ? query.slice()
-        : query.map(([k, v]): [string, string] => (k === 'lang' ? [k, langGiven] : [k, v])),
+    query: canonical.query,
     headers,
     body,
     consumerId: consumer.id,
     requestId: call.requestId,
-    format,
-    lang,
+    format: canonical.format,
+    lang: canonical.lang,
     credentialId: def.credentials.id,
     deadline: Date.now() + def.timeoutMs,
     noCache: NO_CACHE.test(header('cache-control') ?? ''),

@@ -4,7 +4,7 @@ import { checkUpstreamAccess } from '../core/auth/consumer-auth.guard.js';
 import type { Consumer } from '../core/auth/consumer.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.js';
-import { pathIsSafe, UNSAFE_PATH_MESSAGE } from '../core/http/path-safety.js';
+import { unsafePathReason } from '../core/http/path-safety.js';
 import { toQueryObject, type QueryPairs } from '../core/http/query-string.js';
 import { compileQueryValidator, type QueryValidator } from '../core/http/query-validator.js';
 import { ConsumerThrottlerGuard } from '../core/throttling/consumer-throttler.guard.js';
@@ -123,8 +123,9 @@ export class RouteCaller {
   ): Promise<ProxyResponse> {
     const { consumer } = caller;
     const { route } = call;
-    if (!pathIsSafe(call.url))
-      throw new GatewayError('VALIDATION_FAILED', { parameter: 'path', message: UNSAFE_PATH_MESSAGE });
+    const unsafe = unsafePathReason(call.url);
+    if (unsafe !== undefined)
+      throw new GatewayError('VALIDATION_FAILED', { parameter: 'path', message: unsafe });
     await this.quota.admit(
       consumer,
       { header: (name, value) => (headers[name.toLowerCase()] = String(value)) },

@@ -4,7 +4,7 @@ import { CONSUMER_KEY_HEADERS, CONSUMER_KEY_QUERY_PARAMS } from '../../src/core/
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { parseQuery } from '../../src/core/http/query-string.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
-import { cacheKeyOf, keyRulesOf } from '../../src/proxy/cache/cache-key.js';
+import { cacheKeyOf } from '../../src/proxy/cache/cache-key.js';
 import type { ProxyRequest, RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import {
   buildProxyRequest,
@@ -103,7 +103,7 @@ async function keyAndUpstreamView(
     if (e instanceof GatewayError) return undefined; // refused before any upstream call: nothing to cache
     throw e;
   }
-  const key = cacheKeyOf(req, { family: route.family, rules: keyRulesOf(route) }).full;
+  const key = cacheKeyOf(req, { family: route.family }).full;
   let seen: ProxyRequest | undefined;
   const send = credentialsStage({
     credentials: def.credentials,

@@ -1,9 +1,7 @@
 import { FeedsQueryDto } from '../../src/upstreams/macro/dto/feeds-query.dto.js';
-import { LayoutTableQueryDto } from '../../src/upstreams/macro/dto/layout-table-query.dto.js';
 import {
   cacheKeyOf,
   canonicalQuery,
-  keyRulesOf,
   pathOfKey,
   upstreamOfKey,
   type KeyContext,
@@ -46,8 +44,8 @@ function req(partial: Partial<ProxyRequest> = {}, route: RouteDefinition = feeds
   };
 }
 
-const feeds: KeyContext = { family: 'feeds', rules: keyRulesOf(feedsRoute) };
-const plain: KeyContext = { family: 'dictionary', rules: keyRulesOf(plainRoute) };
+const feeds: KeyContext = { family: 'feeds' };
+const plain: KeyContext = { family: 'dictionary' };
 const keyOf = (r: Partial<ProxyRequest>, ctx = feeds) =>
   cacheKeyOf(req(r, ctx === feeds ? feedsRoute : plainRoute), ctx);
 
@@ -63,36 +61,15 @@ describe('cache key canonicalisation', () => {
     expect(keyOf({ query: [['limit', '1']] }).full).not.toBe(first.full);
   });
 
-  it('reads booleans and lists from the route DTO once', () => {
-    expect([...feeds.rules.booleans]).toEqual(['with_model_information']);
-    expect([...feeds.rules.lists]).toEqual(['status']);
-    expect(keyRulesOf({ ...feedsRoute, query: LayoutTableQueryDto }).lists.size).toBe(0);
-    expect(plain.rules.booleans.size).toBe(0);
-  });
-
-  it('ignores parameter order (names sorted, repeated values keep their order)', () => {
-    const a = keyOf({
-      query: [
-        ['limit', '2'],
-        ['offset', '4'],
-        ['created_order', 'DESC'],
-      ],
-    });
-    const b = keyOf({
-      query: [
-        ['created_order', 'DESC'],
-        ['offset', '4'],
-        ['limit', '2'],
-      ],
-    });
-    expect(a.full).toBe(b.full);
+  it('keys the query exactly as the upstream receives it (the canonical request made it one spelling)', () => {
+    // Order, case and list forms were settled by canonical-request.ts; the key merges nothing more.
     expect(
       canonicalQuery([
         ['b', '2'],
         ['a', '1'],
         ['a', '0'],
       ]),
-    ).toBe('a=1&a=0&b=2');
+    ).toBe('b=2&a=1&a=0');
     expect(
       keyOf(
         {
@@ -113,6 +90,12 @@ describe('cache key canonicalisation', () => {
         },
         plain,
       ).hash,
+    );
+    expect(keyOf({ query: [['flag', 'True']] }, plain).full).not.toBe(
+      keyOf({ query: [['flag', 'true']] }, plain).full,
+    );
+    expect(keyOf({ query: [['status[0]', 'DELETED']] }).full).not.toBe(
+      keyOf({ query: [['status', 'DELETED']] }).full,
     );
   });
 
@@ -153,48 +136,6 @@ describe('cache key canonicalisation', () => {
     expect(
       keyOf({ headers: { 'accept-language': 'en', accept: 'application/json', 'x-request-id': 'abc' } }).full,
     ).toBe(header.full);
-  });
-
-  it('normalises booleans: True/TRUE/true everywhere, 1/0 where the DTO declares a boolean', () => {
-    const t = keyOf({ query: [['with_model_information', 'true']] });
-    for (const v of ['True', 'TRUE', '1', ' true'])
-      expect(keyOf({ query: [['with_model_information', v]] }).full).toBe(t.full);
-    expect(keyOf({ query: [['with_model_information', '0']] }).full).toBe(
-      keyOf({ query: [['with_model_information', 'False']] }).full,
-    );
-    // On a route without a DTO, 1 is not a boolean (it may be a limit or an id); True still is.
-    expect(keyOf({ query: [['flag', 'True']] }, plain).full).toBe(
-      keyOf({ query: [['flag', 'true']] }, plain).full,
-    );
-    expect(keyOf({ query: [['flag', '1']] }, plain).full).not.toBe(
-      keyOf({ query: [['flag', 'true']] }, plain).full,
-    );
-  });
-
-  it('treats comma lists, repeated and indexed forms of a DTO list as one list', () => {
-    const comma = keyOf({ query: [['status', 'ACTIVE,DELETED']] });
-    expect(
-      keyOf({
-        query: [
-          ['status', 'ACTIVE'],
-          ['status', 'DELETED'],
-        ],
-      }).full,
-    ).toBe(comma.full);
-    expect(
-      keyOf({
-        query: [
-          ['status[0]', 'ACTIVE'],
-          ['status[1]', 'DELETED'],
-        ],
-      }).full,
-    ).toBe(comma.full);
-    expect(keyOf({ query: [['status', 'ACTIVE, DELETED']] }).full).toBe(comma.full);
-    expect(keyOf({ query: [['status', 'DELETED,ACTIVE']] }).full).not.toBe(comma.full);
-    // Not a declared list: `k[0]` and `k` reach a PHP upstream differently, so they stay apart.
-    expect(keyOf({ query: [['ids[0]', '1']] }, plain).full).not.toBe(
-      keyOf({ query: [['ids', '1']] }, plain).full,
-    );
   });
 
   it('separates credentials, paths, methods and upstreams', () => {

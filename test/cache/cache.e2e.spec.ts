@@ -89,19 +89,24 @@ describe('response cache through the whole gateway (memory store)', () => {
     // A different language or format is a different answer.
     expect((await get(`${base}?lang=zh&with_model_information=true`)).headers['x-cache']).toBe('MISS');
     expect((await get(`${base}?format=xml&with_model_information=true`)).headers['x-cache']).toBe('MISS');
-    // The key is what reaches the upstream (issue 12): without `lang` in the query the upstream is asked
-    // differently (header only), so that is an entry of its own; so is XML asked for by header.
+    // The vendor reads lang and format as its headers (spec §4.1): the canonical request sends the headers
+    // only, so the header forms are the same call and the same entry.
     expect(
       (await get(`${base}?with_model_information=true`, { ...bearer(), 'accept-language': 'en' })).headers[
         'x-cache'
       ],
-    ).toBe('MISS');
+    ).toBe('HIT');
     expect(
       (await get(`${base}?with_model_information=true`, { ...bearer(), accept: 'application/xml' })).headers[
         'x-cache'
       ],
-    ).toBe('MISS');
-    expect(fake.requests).toHaveLength(5);
+    ).toBe('HIT');
+    expect(fake.requests).toHaveLength(3);
+    expect(fake.requests.map((r) => r.query.filter(([k]) => k !== 'token'))).toEqual([
+      [['with_model_information', 'true']],
+      [['with_model_information', 'true']],
+      [['with_model_information', 'true']],
+    ]);
   });
 
   it('1,000 concurrent identical cold requests: exactly one upstream call, byte-identical bodies', async () => {

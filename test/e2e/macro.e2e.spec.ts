@@ -109,6 +109,56 @@ describe('macro interface end to end', () => {
 
   describe('validation before any upstream call', () => {
     it.each([
+      [
+        'an id of 10,000 characters (the cap is stated)',
+        `/macro/layout/tables/${'a'.repeat(10_000)}`,
+        'id',
+        'Path parameter "id" is 10000 characters long; at most 8192 are accepted.',
+      ],
+      [
+        'an offset of 16 digits',
+        '/macro/feeds?offset=1234567890123456',
+        'offset',
+        'Invalid parameter "offset": offset must have at most 15 digits.',
+      ],
+      [
+        'lang given twice on a validated route',
+        '/macro/feeds?lang=en&lang=zh',
+        'lang',
+        'Invalid parameter "lang": lang must be given once.',
+      ],
+      [
+        'lang given twice on any route',
+        '/macro/dictionary/units?lang=en&lang=zh',
+        'lang',
+        'Invalid parameter "lang": lang must be given once.',
+      ],
+      [
+        'a whitespace-only filter_id (empty, as an empty one is)',
+        '/macro/feeds?filter_id=%20%20',
+        'filter_id',
+        'Invalid parameter "filter_id": filter_id must not be empty.',
+      ],
+      [
+        'a date the vendor would not read (seconds out of range)',
+        '/macro/feeds?created_after=2020-01-01T10:00:75',
+        'created_after',
+        'Invalid parameter "created_after": created_after must be a date: YYYY-MM-DD, YYYYMMDD or YYYY-MM-DDTHH:MM[:SS] with an optional zone.',
+      ],
+      [
+        '%00 in the path',
+        '/macro/layout/tables/TB%001207',
+        'path',
+        'The path contains an encoded NUL character (%00).',
+      ],
+    ])('names the real problem: %s', async (_name, path, parameter, message) => {
+      const res = await get(path, bearer());
+      expect(res.status).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'VALIDATION_FAILED', parameter, message });
+      expect(fake.requests).toHaveLength(0);
+    });
+
+    it.each([
       ['/macro/feeds?limit=0', 'limit'],
       ['/macro/feeds?limit=101', 'limit'],
       ['/macro/feeds?limit=abc', 'limit'],
@@ -186,18 +236,19 @@ describe('macro interface end to end', () => {
       fake.reset();
       await get('/macro/layout/tables/TB1207?lang=ZH', bearer());
       expect(fake.requests[0].headers['accept-language']).toBe('zh');
-      expect(fake.requests[0].query).toContainEqual(['lang', 'zh']);
+      // The vendor reads lang as Accept-Language (spec §4.1): only the header form is sent.
+      expect(fake.requests[0].query.map(([k]) => k)).toEqual(['token']);
     });
 
-    it('forwards the query as sent, minus credentials', async () => {
+    it('forwards the canonical query, minus credentials: defaults dropped, lists repeated, dates in ISO form', async () => {
       await get(
-        `/macro/feeds?token=${reader.key}&offset=0&limit=10&created_after=2024-01-01&status=ACTIVE%2CDELETED`,
+        `/macro/feeds?token=${reader.key}&offset=0&limit=10&created_after=2024-01-01%2000:00&status[0]=ACTIVE&status[1]=DELETED`,
       );
       expect(fake.requests[0].query).toEqual([
-        ['offset', '0'],
+        ['created_after', '2024-01-01T00:00'],
         ['limit', '10'],
-        ['created_after', '2024-01-01'],
-        ['status', 'ACTIVE,DELETED'],
+        ['status', 'ACTIVE'],
+        ['status', 'DELETED'],
         ['token', UPSTREAM_TOKEN],
       ]);
     });
@@ -225,7 +276,7 @@ describe('macro interface end to end', () => {
   });
 
   describe('XML', () => {
-    it('format=xml reaches the upstream as format=xml with Accept: application/xml; the body is XML', async () => {
+    it('format=xml reaches the upstream as Accept: application/xml (its header form); the body is XML', async () => {
       const res = await get('/macro/layout/tables/TB1207?format=xml', {
         ...bearer(),
         accept: 'application/json',
@@ -233,7 +284,7 @@ describe('macro interface end to end', () => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toContain('xml');
       expect(res.text).toMatch(/^<\?xml|^<response/);
-      expect(fake.requests[0].query).toContainEqual(['format', 'xml']);
+      expect(fake.requests[0].query.map(([k]) => k)).toEqual(['token']);
       expect(fake.requests[0].headers.accept).toBe('application/xml');
     });
 
@@ -338,10 +389,29 @@ describe('macro interface end to end', () => {
       expect(res.text).not.toContain(UPSTREAM_TOKEN);
     });
 
+    it('an answer over the size cap: 429 RESPONSE_TOO_LARGE, not retryable, no Retry-After, one vendor call, XML when asked', async () => {
+      fake.behave({ oversizeBytes: 512 * 1024 });
+      const res = await get('/macro/dictionary/units', bearer());
+      expect(res.status).toBe(429);
+      expect(res.headers['retry-after']).toBeUndefined();
+      const body = res.json();
+      expect(body.error).toMatchObject({ code: 'RESPONSE_TOO_LARGE', retryable: false, upstream: 'macro' });
+      expect(body.error.message).toMatch(/narrow the request/);
+      // The vendor-shaped member the CEIC clients read says the same.
+      expect(body.errors).toMatchObject({ status: 429, code: 'RESPONSE_TOO_LARGE' });
+      // Never retried inside the gateway: one vendor call.
+      expect(fake.calls('/dictionary/units')).toBe(1);
+      const xml = await get('/macro/dictionary/units?format=xml', bearer());
+      expect(xml.status).toBe(429);
+      expect(xml.headers['content-type']).toContain('application/xml');
+      expect(xml.text).toContain('<code>RESPONSE_TOO_LARGE</code>');
+      expect(xml.text).toContain('<retryable>false</retryable>');
+      expect(fake.calls('/dictionary/units')).toBe(2);
+    });
+
     it.each([
       ['reset', { resetConnections: {} }, 503, 'UPSTREAM_UNAVAILABLE'],
       ['timeout', { hang: true }, 504, 'UPSTREAM_TIMEOUT'],
-      ['oversize', { oversizeBytes: 512 * 1024 }, 502, 'UPSTREAM_ERROR'],
       ['malformed JSON', { malformedJson: true }, 502, 'UPSTREAM_ERROR'],
     ])('%s → %d %s', async (_n, behaviour, status, code) => {
       fake.behave(behaviour);

@@ -324,14 +324,14 @@ const CASES: FaultCase[] = [
     upstream: 'macro',
     path: '/macro/series/{n}',
     fault: onData((c) => oversize(c, 3 * MAX_RESPONSE_BYTES, true)),
-    accept: [{ status: 502, code: 'UPSTREAM_ERROR', upstreamCode: 'RESPONSE_TOO_LARGE' }],
+    accept: [{ status: 429, code: 'RESPONSE_TOO_LARGE', upstreamCode: 'RESPONSE_TOO_LARGE' }],
   },
   {
     name: 'oversize body, chunked (no length)',
     upstream: 'company',
     path: '/company/companies/{n}',
     fault: onData((c) => oversize(c, 3 * MAX_RESPONSE_BYTES, false)),
-    accept: [{ status: 502, code: 'UPSTREAM_ERROR', upstreamCode: 'RESPONSE_TOO_LARGE' }],
+    accept: [{ status: 429, code: 'RESPONSE_TOO_LARGE', upstreamCode: 'RESPONSE_TOO_LARGE' }],
   },
   jsonCase('malformed JSON: truncated', '{"data":[{"id":1,"name":"trunc', 'application/json'),
   jsonCase(

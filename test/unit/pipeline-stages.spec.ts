@@ -269,7 +269,7 @@ describe('transport + normalize against misbehaving servers', () => {
   const cases: Array<[string, string, number, string | undefined]> = [
     ['reset', 'UPSTREAM_UNAVAILABLE', 503, 'ECONNRESET'],
     ['hang', 'UPSTREAM_TIMEOUT', 504, undefined],
-    ['big', 'UPSTREAM_ERROR', 502, 'RESPONSE_TOO_LARGE'],
+    ['big', 'RESPONSE_TOO_LARGE', 429, 'RESPONSE_TOO_LARGE'],
     ['malformed', 'UPSTREAM_ERROR', 502, 'INVALID_BODY'],
     ['401', 'UPSTREAM_AUTH_FAILED', 502, 'BAD_KEY'],
     ['500html', 'UPSTREAM_ERROR', 502, undefined],

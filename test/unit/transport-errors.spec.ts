@@ -11,7 +11,7 @@ describe('transport-error taxonomy (one table, as fastify-reply-from)', () => {
     ['reset', 503, 'ECONNRESET'],
     ['unreachable', 503, 'CONNECTION_FAILED'],
     ['timeout', 504, undefined],
-    ['tooLarge', 502, 'RESPONSE_TOO_LARGE'],
+    ['tooLarge', 429, 'RESPONSE_TOO_LARGE'],
     ['badBody', 502, 'INVALID_BODY'],
   ] as const)('%s → %d %s', (failure, status, upstreamCode) => {
     const e = transportError(failure, 'u', 'msg');

@@ -413,7 +413,10 @@ describe('documents: the login step', () => {
         expect(res.json().data.search.countries).toEqual(['PL', 'HU']);
         const seen = fake.requests.at(-1)!;
         expect(seen.path).toBe('/news/Search/query/');
-        expect(seen.url).toContain('countries[0]=PL&countries[1]=HU&formats[]=2&languages=en');
+        // Array forms reach the vendor as sent, in the canonical order (parameters sorted by name).
+        expect(seen.url).toContain(
+          'countries[0]=PL&countries[1]=HU&formats[]=2&includeBody=0&languages=en&skipDuplicates=1',
+        );
         expect(seen.url).toContain('startDate=2023-01-01T00%3A00%3A00%2B0000');
         expect(seen.query).toContainEqual(['term', 'retail sales']);
         expect(seen.query).toContainEqual(['startDate', '2023-01-01T00:00:00+0000']);

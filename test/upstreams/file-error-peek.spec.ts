@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { settled } from '../helpers/answer.js';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
-import type { ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
+import type { ProxyRequest } from '../../src/proxy/pipeline.types.js';
 import { normalizeStage } from '../../src/proxy/stages/normalize.stage.js';
 import type { TransportResponse } from '../../src/proxy/transport/undici.transport.js';
 import { emisErrorMapper } from '../../src/upstreams/shared/emis-error.mapper.js';
@@ -24,7 +24,7 @@ describe('normalize: file answers that are EMIS errors on HTTP 200', () => {
           body: Readable.from(chunks),
           upstreamHeaders: {},
         }) satisfies TransportResponse,
-    )(req) as Promise<ProxyResponse>;
+    )(req);
   const drain = async (body: Buffer | Readable): Promise<Buffer> => {
     if (Buffer.isBuffer(body)) return body;
     const parts: Buffer[] = [];

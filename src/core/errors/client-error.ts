@@ -37,7 +37,14 @@ function overflowCode(err: ClientParseError): ErrorCode {
 export function clientParseError(err: ClientParseError): GatewayError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return new GatewayError(overflowCode(err));
+      return overflowCode(err) === 'URI_TOO_LONG'
+        ? new GatewayError('URI_TOO_LONG', {
+            message: 'The request URL is too long: the request line and headers may take at most 64 KiB.',
+          })
+        : new GatewayError('HEADERS_TOO_LARGE', {
+            message:
+              'The request headers are too large: the request line and headers may take at most 64 KiB.',
+          });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new GatewayError('PAYLOAD_TOO_LARGE', {
         message: 'A chunk extension of the body is too large.',
@@ -53,12 +60,56 @@ export function clientParseError(err: ClientParseError): GatewayError {
   }
 }
 
+/** An envelope written out: its body and content type. */
+export interface RenderedEnvelope {
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/**
+ * Renders the envelope of a refusal for which only the start of the request is known (its target as far
+ * as it was read): the vendor-shaped members of its prefix, XML when its query asks for it.
+ */
+export type HeadRenderer = (err: GatewayError, requestId: string, target: string) => RenderedEnvelope;
+
+const renderers = new WeakMap<object, HeadRenderer>();
+/** The request target a connection's first chunk started with, until a request on it is parsed. */
+const heads = new WeakMap<Socket, string>();
+const REQUEST_LINE = /^[A-Z]+ (\S+)/;
+const HEAD_BYTES = 8192;
+
+/** The request target at the start of `raw`, when `raw` starts a request line. */
+function targetOf(raw: unknown): string | undefined {
+  if (!Buffer.isBuffer(raw)) return undefined;
+  return REQUEST_LINE.exec(raw.toString('latin1', 0, Math.min(raw.length, HEAD_BYTES)))?.[1];
+}
+
+/**
+ * Lets the parser's refusals of `server` (an oversize URL above all) carry what a routed refusal carries:
+ * the parser hands over only the chunk it failed in, so the start of each connection's first request is
+ * kept until that request is parsed. Later requests on a kept-alive connection are judged by their chunk.
+ */
+export function renderParserRefusals(server: Server, render: HeadRenderer): void {
+  renderers.set(server, render);
+  server.on('connection', (socket: Socket) => {
+    socket.once('data', (chunk: Buffer) => {
+      const target = targetOf(chunk);
+      if (target !== undefined) heads.set(socket, target);
+    });
+  });
+  server.on('request', (req: IncomingMessage) => heads.delete(req.socket));
+}
+
 /** A complete HTTP/1.1 answer carrying the one envelope, for a socket that has no request object. */
-export function rawEnvelopeResponse(err: GatewayError, requestId: string): string {
-  const body = JSON.stringify(buildEnvelope(err, requestId));
+export function rawEnvelopeResponse(
+  err: GatewayError,
+  requestId: string,
+  rendered?: RenderedEnvelope,
+): string {
+  const body = rendered?.body ?? JSON.stringify(buildEnvelope(err, requestId));
   return (
     `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}\r\n` +
-    'content-type: application/json; charset=utf-8\r\n' +
+    `content-type: ${rendered?.contentType ?? 'application/json; charset=utf-8'}\r\n` +
     `content-length: ${Buffer.byteLength(body)}\r\n` +
     `x-request-id: ${requestId}\r\n` +
     'connection: close\r\n\r\n' +
@@ -67,7 +118,7 @@ export function rawEnvelopeResponse(err: GatewayError, requestId: string): strin
 }
 
 /** Writes `err` as the whole answer on a raw socket, then closes gracefully (see handleClientError). */
-function answerRaw(socket: Socket, err: GatewayError): void {
+function answerRaw(socket: Socket, err: GatewayError, render?: (id: string) => RenderedEnvelope): void {
   if (socket.destroyed) return;
   // node's own (private) link to the answer in progress on this socket, as its default handler reads it.
   const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
@@ -78,7 +129,7 @@ function answerRaw(socket: Socket, err: GatewayError): void {
       guard.unref();
       pending.once('finish', () => {
         clearTimeout(guard);
-        answerRaw(socket, err);
+        answerRaw(socket, err, render);
       });
       pending.once('close', () => clearTimeout(guard));
       return;
@@ -93,7 +144,8 @@ function answerRaw(socket: Socket, err: GatewayError): void {
     socket.destroy();
     return;
   }
-  socket.end(rawEnvelopeResponse(err, randomUUID()));
+  const requestId = randomUUID();
+  socket.end(rawEnvelopeResponse(err, requestId, render?.(requestId)));
   const linger = setTimeout(() => socket.destroy(), LINGER_MS);
   linger.unref();
   socket.once('close', () => clearTimeout(linger));
@@ -111,7 +163,14 @@ export function handleClientError(err: ClientParseError, socket: Socket): void {
   if (answered.has(socket)) return;
   answered.add(socket);
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  answerRaw(socket, clientParseError(err));
+  const refusal = clientParseError(err);
+  const render = renderers.get((socket as Socket & { server?: object }).server ?? socket);
+  const target = targetOf(err.rawPacket) ?? heads.get(socket);
+  answerRaw(
+    socket,
+    refusal,
+    render && target !== undefined ? (id) => render(refusal, id, target) : undefined,
+  );
 }
 
 /**

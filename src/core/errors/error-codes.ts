@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'UNSUPPORTED_FORMAT'
   | 'CONSUMER_RATE_LIMITED'
   | 'UPSTREAM_RATE_LIMITED'
+  | 'RESPONSE_TOO_LARGE'
   | 'HEADERS_TOO_LARGE'
   | 'INTERNAL'
   | 'UPSTREAM_AUTH_FAILED'
@@ -37,6 +38,8 @@ export const ERROR_STATUS = {
   UNSUPPORTED_FORMAT: 415,
   CONSUMER_RATE_LIMITED: 429,
   UPSTREAM_RATE_LIMITED: 429,
+  // The vendor's own status for an exceeded limit (its answer size included), but never retryable.
+  RESPONSE_TOO_LARGE: 429,
   HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   UPSTREAM_AUTH_FAILED: 502,
@@ -61,6 +64,7 @@ export const ERROR_RETRYABLE = {
   UNSUPPORTED_FORMAT: false,
   CONSUMER_RATE_LIMITED: true,
   UPSTREAM_RATE_LIMITED: true,
+  RESPONSE_TOO_LARGE: false,
   HEADERS_TOO_LARGE: false,
   INTERNAL: false,
   UPSTREAM_AUTH_FAILED: false,
@@ -85,6 +89,8 @@ export const ERROR_MESSAGE = {
   UNSUPPORTED_FORMAT: 'Only json and xml are supported.',
   CONSUMER_RATE_LIMITED: 'This consumer has exceeded its request quota; retry later.',
   UPSTREAM_RATE_LIMITED: 'The data service is rate limiting; retry later.',
+  RESPONSE_TOO_LARGE:
+    'The answer is over the size limit; narrow the request (paging, filters, dates): the same request fails again.',
   HEADERS_TOO_LARGE: 'The request headers are too large.',
   INTERNAL: 'An internal gateway error occurred.',
   UPSTREAM_AUTH_FAILED: "The data service rejected the gateway's credentials; operators have been alerted.",

@@ -11,6 +11,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AllowedMethods } from '../http/allowed-methods.js';
 import { wantsXml } from '../http/negotiation.js';
 import { SecretRedactor } from '../logging/secret-redactor.js';
+import { parseQuery } from '../http/query-string.js';
+import type { RenderedEnvelope } from './client-error.js';
 import type { ErrorCode } from './error-codes.js';
 import { buildEnvelope, envelopeToXml, type ErrorEnvelope } from './error-envelope.js';
 import { ErrorShapeRegistry, type ErrorShapeExtension } from './error-shape.registry.js';
@@ -182,6 +184,19 @@ export class GatewayExceptionFilter implements ExceptionFilter {
         JSON.stringify(this.envelopeOf(err, ctx.requestId, ctx.traceId, ext));
     }
     return { code: err.code, status: err.status, headers, body };
+  }
+
+  /**
+   * The envelope of a refusal the HTTP parser made, from the request target as far as it was read: the
+   * prefix's vendor-shaped fields, XML when its query asks for it (the headers were never read).
+   */
+  renderHead(err: GatewayError, requestId: string, target: string): RenderedEnvelope {
+    const q = target.indexOf('?');
+    const format = q === -1 ? undefined : parseQuery(target.slice(q + 1)).find(([k]) => k === 'format')?.[1];
+    const envelope = this.envelopeOf(err, requestId, undefined, this.shapes.forUrl(target));
+    return wantsXml(format, undefined)
+      ? { contentType: 'application/xml; charset=utf-8', body: envelopeToXml(envelope) }
+      : { contentType: 'application/json; charset=utf-8', body: JSON.stringify(envelope) };
   }
 
   /** The envelope of `err` for one request: message scrubbed, the URL's vendor-shaped fields beside it. */

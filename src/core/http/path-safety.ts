@@ -1,14 +1,27 @@
-const ENCODED_SEPARATOR = /%(2f|5c|00)/i;
+const ENCODED_SEPARATOR = /%(2f|5c)/i;
+const ENCODED_NUL = /%00/;
 const DOT_SEGMENT = /(^|\/)(\.|%2e){2}(\/|$)/i;
 
-/** Path tricks are refused before routing: encoded slashes or backslashes, NULs, `..` segments. */
-export function pathIsSafe(url: string): boolean {
+export const NUL_PATH_MESSAGE = 'The path contains an encoded NUL character (%00).';
+export const SEPARATOR_PATH_MESSAGE = 'The path contains an encoded separator (%2F or %5C).';
+export const DOT_PATH_MESSAGE = 'The path contains a dot segment (.. or %2e%2e).';
+
+/**
+ * Path tricks are refused before routing: an encoded NUL, encoded slashes or backslashes, `..` segments.
+ * Returns what is wrong with the path (the message of its 400), or undefined for a safe one.
+ */
+export function unsafePathReason(url: string): string | undefined {
   const q = url.indexOf('?');
   const path = q === -1 ? url : url.slice(0, q);
-  if (path.indexOf('%') !== -1 && ENCODED_SEPARATOR.test(path)) return false;
-  if (path.indexOf('.') !== -1 || path.indexOf('%') !== -1) return !DOT_SEGMENT.test(path);
-  return true;
+  if (path.indexOf('%') !== -1) {
+    if (ENCODED_NUL.test(path)) return NUL_PATH_MESSAGE;
+    if (ENCODED_SEPARATOR.test(path)) return SEPARATOR_PATH_MESSAGE;
+  }
+  if ((path.indexOf('.') !== -1 || path.indexOf('%') !== -1) && DOT_SEGMENT.test(path))
+    return DOT_PATH_MESSAGE;
+  return undefined;
 }
 
-/** The refusal of an unsafe path, the same wherever the path arrives (a request, a batch item, a view part). */
-export const UNSAFE_PATH_MESSAGE = 'The path contains an encoded separator or a dot segment.';
+export function pathIsSafe(url: string): boolean {
+  return unsafePathReason(url) === undefined;
+}

@@ -1,8 +1,7 @@
 import { hash as digest } from 'node:crypto';
-import { getMetadataStorage } from 'class-validator';
 import { isConsumerKeyParam } from '../../core/auth/consumer.js';
-import { baseName, type QueryPairs } from '../../core/http/query-string.js';
-import type { ProxyRequest, RouteDefinition } from '../pipeline.types.js';
+import type { QueryPairs } from '../../core/http/query-string.js';
+import type { ProxyRequest } from '../pipeline.types.js';
 
 /**
  * Where a cached answer lives. The readable part in front (upstream, credential id, family) is what
@@ -22,66 +21,24 @@ export interface CacheKey {
   readonly lockId: string;
 }
 
-/** What the key canonicaliser knows about a route's query, read once from its DTO. */
-export interface KeyRules {
-  /** Parameters the DTO declares boolean: `1`/`0` mean true/false. */
-  readonly booleans: ReadonlySet<string>;
-  /** Parameters the DTO declares lists: `a,b`, `k=a&k=b` and `k[0]=a&k[1]=b` are one list. */
-  readonly lists: ReadonlySet<string>;
-}
-
-const NO_RULES: KeyRules = { booleans: new Set(), lists: new Set() };
-
-/**
- * Reads the query DTO's class-validator metadata once per route (at pipeline build): which parameters are
- * booleans and which are lists. Routes without a DTO get no parameter-specific rules: the gateway merges
- * only spellings it knows the upstream treats alike.
- */
-export function keyRulesOf(route: RouteDefinition): KeyRules {
-  if (!route.query) return NO_RULES;
-  const booleans = new Set<string>();
-  const lists = new Set<string>();
-  for (const m of getMetadataStorage().getTargetValidationMetadatas(route.query, '', true, false)) {
-    if (m.name === 'isBoolean') booleans.add(m.propertyName);
-    if (m.each) lists.add(m.propertyName);
-  }
-  return booleans.size === 0 && lists.size === 0 ? NO_RULES : { booleans, lists };
-}
-
 // As the credentials stage strips them: a parameter the upstream never receives neither varies the answer
 // nor, as it may hold a key, belongs in a cache key.
 /** Upstream-bound headers that cannot change an answer: per-request tracing. */
 const NOT_IN_KEY: ReadonlySet<string> = new Set(['x-request-id']);
-const BOOLEAN_WORD = /^(true|false)$/i;
 const MAX_PATH_IN_KEY = 512;
 
 /**
- * The canonical query: consumer credentials removed (`token`, `sessionId` as `normalizeParamName` reads them,
- * as the credentials stage removes them), `True`/`FALSE` lower-cased, DTO booleans and
- * lists normalised, then sorted by name. The sort is stable, so repeated values keep their order (it may
- * matter to the upstream); only the order of different names is ignored.
+ * The query part of the key: the query as the upstream receives it (already canonical: the request builder
+ * sent it through canonical-request.ts), without the consumer's credentials (`token`, `sessionId` as
+ * `normalizeParamName` reads them, as the credentials stage removes them). Nothing else is merged here: two
+ * requests share a key only when the upstream receives the same query.
  */
-export function canonicalQuery(pairs: QueryPairs, rules: KeyRules = NO_RULES): string {
-  if (pairs.length === 0) return '';
-  const items: Array<[string, string]> = [];
-  for (const [k, v] of pairs) {
-    const base = baseName(k);
-    if (isConsumerKeyParam(k)) continue;
-    if (rules.lists.has(base)) {
-      for (const part of v.split(',')) items.push([base, part.trim()]);
-      continue;
-    }
-    let value = v;
-    if (BOOLEAN_WORD.test(v)) value = v.toLowerCase();
-    if (rules.booleans.has(base)) {
-      const t = value.trim();
-      value = t === '1' || t === 'true' ? 'true' : t === '0' || t === 'false' ? 'false' : value;
-      items.push([base, value]);
-    } else items.push([k, value]);
-  }
-  if (items.length > 1) items.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+export function canonicalQuery(pairs: QueryPairs): string {
   let out = '';
-  for (const [k, v] of items) out += (out ? '&' : '') + encodeURIComponent(k) + '=' + encodeURIComponent(v);
+  for (const [k, v] of pairs) {
+    if (isConsumerKeyParam(k)) continue;
+    out += (out ? '&' : '') + encodeURIComponent(k) + '=' + encodeURIComponent(v);
+  }
   return out;
 }
 
@@ -93,7 +50,6 @@ function segment(s: string): string {
 /** Precomputed per route and upstream, so a request only hashes its own parts. */
 export interface KeyContext {
   readonly family: string;
-  readonly rules: KeyRules;
 }
 
 const scopes = new Map<string, string>();
@@ -129,9 +85,9 @@ function sha256Hex(canonical: string): string {
  * The cache key of a request, derived from what is sent upstream (the request as built, after every vendor
  * convention, before the credentials stage swaps keys): method, path, canonical query without the
  * consumer's key, every upstream-bound header but tracing, the wire format and the upstream credential id
- * (never a secret). So any input that changes what the upstream sees changes the key (issue 12); requests
- * that differ only in the consumer's key, its position, parameter order or spellings the upstream treats
- * alike share one.
+ * (never a secret). So any input that changes what the upstream sees changes the key; requests that differ
+ * only in the consumer's key or its position share one, and so do spellings the canonical request made one
+ * (parameter order, list forms, stated defaults).
  */
 export function cacheKeyOf(req: ProxyRequest, ctx: KeyContext): CacheKey {
   const canonical =
@@ -141,7 +97,7 @@ export function cacheKeyOf(req: ProxyRequest, ctx: KeyContext): CacheKey {
     '\n' +
     req.path +
     '\n' +
-    canonicalQuery(req.query, ctx.rules) +
+    canonicalQuery(req.query) +
     '\n' +
     headersPart(req.headers) +
     req.format +

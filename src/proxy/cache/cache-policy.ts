@@ -1,5 +1,5 @@
 import { WRITE_METHODS, type RouteDefinition } from '../pipeline.types.js';
-import { keyRulesOf, type KeyContext } from './cache-key.js';
+import type { KeyContext } from './cache-key.js';
 
 /** What the cache does with a route, decided once per route when the pipeline is built. */
 export type RoutePolicy =
@@ -54,7 +54,7 @@ export function routePolicy(
   return {
     kind: 'cache',
     ttlMs,
-    key: { family: route.family, rules: keyRulesOf(route) },
+    key: { family: route.family },
     indexed: writeFamilies.has(route.family),
   };
 }

@@ -18,10 +18,11 @@ export function classifyOutcome(err: unknown): Outcome {
       return 'failure';
     case 'UPSTREAM_UNAVAILABLE':
       return err.upstreamCode === 'CIRCUIT_OPEN' ? 'neutral' : 'failure';
+    case 'RESPONSE_TOO_LARGE':
+      // An answer over the size cap is the request's fault: the upstream answered.
+      return 'alive';
     case 'UPSTREAM_ERROR':
-      // An answer over the size cap is the request's fault, a redirect is an answer; a 5xx, a broken body
-      // or a dropped stream is breakage.
-      if (err.upstreamCode === 'RESPONSE_TOO_LARGE') return 'alive';
+      // A redirect is an answer; a 5xx, a broken body or a dropped stream is breakage.
       if (err.upstreamStatus !== undefined && err.upstreamStatus < 500) return 'alive';
       return 'failure';
     case 'UPSTREAM_AUTH_FAILED':

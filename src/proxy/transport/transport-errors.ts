@@ -5,7 +5,10 @@ import type { ErrorCode } from '../../core/errors/error-codes.js';
 export type TransportFailure = 'timeout' | 'refused' | 'reset' | 'tooLarge' | 'badBody' | 'unreachable';
 
 interface FailureClass {
-  /** The envelope code: its status is 504 for timeouts, 503 for unreachable, 502 for a broken answer. */
+  /**
+   * The envelope code: its status is 504 for timeouts, 503 for unreachable, 502 for a broken answer, 429
+   * (not retryable) for an answer over the size cap, which only a narrower request avoids.
+   */
   readonly code: ErrorCode;
   /** `upstreamCode` of the envelope (bounded, never the library's message); absent for timeouts. */
   readonly upstreamCode?: string;
@@ -20,7 +23,7 @@ export const TRANSPORT_FAILURES = {
   refused: { code: 'UPSTREAM_UNAVAILABLE', upstreamCode: 'ECONNREFUSED' },
   reset: { code: 'UPSTREAM_UNAVAILABLE', upstreamCode: 'ECONNRESET' },
   unreachable: { code: 'UPSTREAM_UNAVAILABLE', upstreamCode: 'CONNECTION_FAILED' },
-  tooLarge: { code: 'UPSTREAM_ERROR', upstreamCode: 'RESPONSE_TOO_LARGE' },
+  tooLarge: { code: 'RESPONSE_TOO_LARGE', upstreamCode: 'RESPONSE_TOO_LARGE' },
   badBody: { code: 'UPSTREAM_ERROR', upstreamCode: 'INVALID_BODY' },
 } as const satisfies Record<TransportFailure, FailureClass>;
 

@@ -233,7 +233,8 @@ export class UndiciTransport {
     return transportError(
       'tooLarge',
       this.opts.upstream,
-      `The answer of ${this.opts.title} exceeded ${this.opts.maxResponseBytes} bytes; narrow the request.`,
+      `The answer of ${this.opts.title} is over the gateway's ${this.opts.maxResponseBytes}-byte limit; ` +
+        'narrow the request (paging, filters or a shorter date range): the same request fails the same way.',
     );
   }
 

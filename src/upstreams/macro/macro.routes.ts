@@ -2,6 +2,7 @@ import { CACHE_TTL } from '../../proxy/cache-ttl.js';
 import type { RouteDefinition } from '../../proxy/pipeline.types.js';
 import { FeedsQueryDto } from './dto/feeds-query.dto.js';
 import { LayoutTableQueryDto } from './dto/layout-table-query.dto.js';
+import { FEEDS_PARAMS, MACRO_COMMON_PARAMS } from './macro-params.js';
 
 const { dictionary, layout, series, userList } = CACHE_TTL;
 
@@ -216,6 +217,7 @@ export const MACRO_ROUTES = [
     family: 'layout',
     cacheTtlMs: layout,
     query: LayoutTableQueryDto,
+    params: MACRO_COMMON_PARAMS,
   },
   {
     id: 'macro.layout.table.series',
@@ -374,6 +376,7 @@ export const MACRO_ROUTES = [
     family: 'feeds',
     cacheTtlMs: userList,
     query: FeedsQueryDto,
+    params: FEEDS_PARAMS,
   },
   { id: 'macro.feeds.get', method: 'GET', path: '/feeds/{id}', family: 'feeds', cacheTtlMs: userList },
   { id: 'macro.feeds.create', method: 'POST', path: '/feeds', family: 'feeds' },

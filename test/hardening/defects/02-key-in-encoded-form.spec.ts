@@ -102,7 +102,8 @@ function hostileScript(req: VendorRequest, vendor: KeyEchoVendor): VendorReply {
     case '/dictionary/currencies':
     case '/Dictionary/getTopics/':
     case '/SearchDeal/getDeals/':
-      if (req.query.get('format') === 'xml')
+      // The macro vendor reads format=xml and Accept: application/xml alike (spec §4.1); the gateway sends the header.
+      if (req.query.get('format') === 'xml' || req.accept.includes('xml'))
         return {
           headers: { 'content-type': 'application/xml' },
           body: `<response><note>${f.literal} ${f.urlUpper} ${f.base64}</note><link>${base}/x/y.csv?a=1&amp;${credName}=${f.urlLower}</link></response>`,

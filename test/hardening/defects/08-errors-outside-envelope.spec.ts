@@ -150,6 +150,24 @@ describe('defect 8: errors outside the envelope', () => {
     expect(text.length).toBeLessThan(2048);
   });
 
+  it('an oversize URL refused by the parser carries the prefix members and the cap, in XML when the query asks', async () => {
+    const json = expectEnvelope(
+      await exchange(gw.url, get(`/macro/feeds?q=${'a'.repeat(70_000)}`)),
+      414,
+      'URI_TOO_LONG',
+    );
+    const envelope = JSON.parse(json.body);
+    expect(envelope.error.message).toContain('at most 64 KiB');
+    // The macro clients read `errors` beside `error`, as on every other refusal under /macro.
+    expect(envelope.errors).toMatchObject({ status: 414, code: 'URI_TOO_LONG' });
+    const xml = parseAnswer(await exchange(gw.url, get(`/macro/feeds?format=xml&q=${'a'.repeat(70_000)}`)));
+    expect(xml?.status).toBe(414);
+    expect(xml?.headers['content-type']).toMatch(/^application\/xml/);
+    expect(xml?.body).toContain('<code>URI_TOO_LONG</code>');
+    expect(xml?.body).toContain('<errors>');
+    expect(xml?.body).toContain(`<requestId>${xml?.headers['x-request-id']}</requestId>`);
+  });
+
   it('an answer after a pipelined request stays behind the answer to it', async () => {
     const text = await exchange(gw.url, get('/health/live') + 'GARBAGE\r\n\r\n');
     expect(parseAnswer(text)?.status).toBe(200);

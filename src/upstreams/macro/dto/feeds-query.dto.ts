@@ -1,13 +1,17 @@
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, Min } from 'class-validator';
 import { MacroCommonQueryDto } from './macro-common-query.dto.js';
-import { IsSpecDate, ToList, ToStrictInt } from './query-transforms.js';
+import { HasAtMostDigits, IsSpecDate, ToList, ToStrictInt, ToTrimmed } from './query-transforms.js';
 
-/** GET /feeds (spec §4.2). Validated before any upstream call; the query is forwarded as sent. */
+/**
+ * GET /feeds (spec §4.2). Validated before any upstream call; what is forwarded is the canonical request
+ * (macro-params.ts says how each parameter is spelt to the vendor).
+ */
 export class FeedsQueryDto extends MacroCommonQueryDto {
   @IsOptional()
   @ToStrictInt()
   @IsInt({ message: 'offset must be a whole number ≥ 0' })
   @Min(0, { message: 'offset must be a whole number ≥ 0' })
+  @HasAtMostDigits(15)
   offset?: number;
 
   @IsOptional()
@@ -15,6 +19,7 @@ export class FeedsQueryDto extends MacroCommonQueryDto {
   @IsInt({ message: 'limit must be a whole number from 1 to 100' })
   @Min(1, { message: 'limit must be a whole number from 1 to 100' })
   @Max(100, { message: 'limit must be a whole number from 1 to 100' })
+  @HasAtMostDigits(15)
   limit?: number;
 
   @IsOptional() @IsSpecDate() created_after?: string;
@@ -22,8 +27,9 @@ export class FeedsQueryDto extends MacroCommonQueryDto {
   @IsOptional() @IsSpecDate() created_before?: string;
 
   @IsOptional()
-  @IsString({ message: 'filter_id must be given once' })
+  @ToTrimmed()
   @IsNotEmpty({ message: 'filter_id must not be empty' })
+  @IsString({ message: 'filter_id must be given once' })
   filter_id?: string;
 
   @IsOptional()

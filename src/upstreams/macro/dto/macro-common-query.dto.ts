@@ -10,6 +10,7 @@ export class MacroCommonQueryDto {
   @IsOptional()
   @ToLowerOrAbsent()
   @IsIn(MACRO_LANGUAGES, { message: `lang must be one of ${MACRO_LANGUAGES.join(', ')}` })
+  @IsString({ message: 'lang must be given once' })
   lang?: string;
 
   @IsOptional() @IsString({ message: 'format must be given once' }) format?: string;

@@ -17,8 +17,34 @@ export const ToBoolean = (): PropertyDecorator =>
  */
 export const ToStrictInt = (): PropertyDecorator =>
   Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value,
+    typeof value === 'string' && /^-?\d+$/.test(value) && value.replace(/^-?0*/, '').length <= 15
+      ? Number(value)
+      : value,
   );
+
+/** A text value trimmed: a whitespace-only value is empty, as it is everywhere else. */
+export const ToTrimmed = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
+
+/**
+ * A whole number of 16 or more digits is refused as such (the gateway's cap: beyond it a number is no longer
+ * exact in every reader), not as "not a whole number". Declared nearest the property, so its message is
+ * the one reported.
+ */
+export function HasAtMostDigits(digits: number, options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'hasAtMostDigits',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      constraints: [digits],
+      options: { message: `$property must have at most ${digits} digits`, ...options },
+      validator: {
+        validate: (value: unknown) =>
+          typeof value !== 'string' || !/^-?\d+$/.test(value) || value.replace(/^-?0*/, '').length <= digits,
+      },
+    });
+}
 
 /** One rule for `lang` and `format`: any case, and an empty value is the same as none. */
 export const ToLowerOrAbsent = (): PropertyDecorator =>

@@ -33,6 +33,8 @@ export interface VendorRequest {
   body: string;
   /** The credential it carried (`token` or `sessionId`), '' for none. */
   credential: string;
+  /** The `Accept` header it carried, '' for none. */
+  accept: string;
 }
 
 export interface VendorReply {
@@ -179,7 +181,17 @@ export class KeyEchoVendor {
       return;
     }
     const credential = query.get('sessionId') ?? query.get('token') ?? '';
-    const r: VendorRequest = { upstream, method: req.method ?? 'GET', url, path, query, body, credential };
+    const accept = String(req.headers.accept ?? '');
+    const r: VendorRequest = {
+      upstream,
+      method: req.method ?? 'GET',
+      url,
+      path,
+      query,
+      body,
+      credential,
+      accept,
+    };
     this.requests.push(r);
     const reply = this.script(r, this);
     const headers: Record<string, string | string[]> = {
