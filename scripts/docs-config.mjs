@@ -36,7 +36,12 @@ const GATEWAY = {
   },
   ATRIUM_SANDBOX: {
     meaning:
-      '`auto`: built-in fakes for all four interfaces only when nothing is configured (no `UPSTREAM_*_BASE_URL`, no consumers file); otherwise every interface needs its base URL and key, and the boot fails naming what is missing (fakes never mix with real vendors). `on`: fakes for all four, always; `off`: never',
+      '`auto`: built-in fakes for all four interfaces only when nothing is configured (no `UPSTREAM_*_BASE_URL`, no `ATRIUM_UPSTREAMS`, no consumers file); otherwise the interfaces served need their base URL and key, and the boot fails naming what is missing (fakes never mix with real vendors). `on`: fakes for those `ATRIUM_UPSTREAMS` lists (all four when unset), always; `off`: never',
+  },
+  ATRIUM_UPSTREAMS: {
+    default: '– (the interfaces whose `UPSTREAM_<NAME>_BASE_URL` is set)',
+    meaning:
+      'the interfaces this deployment serves, comma-separated (`macro,company`); each needs its base URL and key, the others answer 404 `UPSTREAM_NOT_CONFIGURED` ([Serving only some interfaces](operations.md#serving-only-some-interfaces))',
   },
   LOG_LEVEL: { meaning: 'log level (per-request lines are `info`)' },
   NODE_ENV: {

@@ -25,8 +25,19 @@ export interface AppOptions {
   readonly consumers: readonly Consumer[];
   /** The pino logger Nest logs through (main.ts); absent → one built from LOG_LEVEL on the default destination. */
   readonly logger?: AtriumLogger;
-  /** The upstream interfaces; absent → every one in src/upstreams/index.ts (config must cover them). */
+  /**
+   * The upstream interfaces; absent → every one in src/upstreams/index.ts. Those without a configuration
+   * (not in ATRIUM_UPSTREAMS) answer 404 UPSTREAM_NOT_CONFIGURED.
+   */
   readonly upstreams?: readonly UpstreamDeclaration[];
+}
+
+function servedAndUnserved(
+  options: AppOptions,
+): [readonly UpstreamDeclaration[], readonly UpstreamDeclaration[]] {
+  const all = options.upstreams ?? UPSTREAMS;
+  const served = (d: UpstreamDeclaration) => options.config.upstreams[d.name] !== undefined;
+  return [all.filter(served), all.filter((d) => !served(d))];
 }
 
 /** The gateway. Config and consumers are loaded and validated before Nest boots (see main.ts). */
@@ -50,7 +61,7 @@ export class AppModule {
         RedisModule,
         UsageModule,
         TracingModule,
-        UpstreamsModule.forRoot(options.upstreams ?? UPSTREAMS),
+        UpstreamsModule.forRoot(...servedAndUnserved(options)),
         AdminModule,
         BatchModule,
         ViewsModule,

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { ConfigError, loadConfig, unconfiguredUpstreams } from './config/atrium-config.js';
+import { ConfigError, listedUpstreams, loadConfig, unconfiguredUpstreams } from './config/atrium-config.js';
 import { createAdapter, configureApp, NEST_APP_OPTIONS } from './configure-app.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { ConsumersFileError, loadConsumersFile } from './core/auth/consumer-store.service.js';
@@ -24,10 +24,11 @@ async function bootstrap(onListening: () => void): Promise<void> {
   const missing = unconfiguredUpstreams(env, UPSTREAMS);
   let sandbox: Sandbox | undefined;
   // `auto` fakes the vendors only when nothing at all is configured (a bare `npm start`): beside any real
-  // upstream or a consumers file, fake data would reach real consumers, so the boot fails naming what is
-  // missing instead (issue 12).
-  const bare = missing.length === UPSTREAM_NAMES.length && !env.ATRIUM_CONSUMERS_FILE;
-  const sandboxed = mode === 'on' ? [...UPSTREAM_NAMES] : mode === 'auto' && bare ? missing : [];
+  // upstream, a consumers file or ATRIUM_UPSTREAMS, fake data would reach real consumers, so an interface
+  // without its settings is either not served or (listed) stops the boot naming what is missing.
+  const listed = listedUpstreams(env, UPSTREAM_NAMES);
+  const bare = missing.length === UPSTREAM_NAMES.length && !env.ATRIUM_CONSUMERS_FILE && !listed;
+  const sandboxed = mode === 'on' ? (listed ?? [...UPSTREAM_NAMES]) : mode === 'auto' && bare ? missing : [];
   if (sandboxed.length > 0) {
     // Sandbox mode: the built-in fakes play the vendors on loopback.
     // Loaded only here: a gateway with real upstreams never holds the fakes and their data in memory.

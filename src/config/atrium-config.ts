@@ -3,12 +3,19 @@ import { check, ConfigError, problemsOf, type Env } from './env-check.js';
 import { GatewayEnv } from './gateway-env.js';
 import { parseTrustedProxies } from './trusted-proxies.js';
 import { parseTtlOverrides } from './ttl-overrides.js';
-import { loadUpstreamConfig, type UpstreamConfig, type UpstreamConfigSpec } from './upstream-config.js';
+import {
+  loadUpstreamConfig,
+  servedUpstreams,
+  type UpstreamConfig,
+  type UpstreamConfigSpec,
+} from './upstream-config.js';
 
 // The config's entry point: what callers import lives here or is passed on from the files of its parts.
 export { ConfigError } from './env-check.js';
 export { parseTtlOverrides } from './ttl-overrides.js';
 export {
+  listedUpstreams,
+  servedUpstreams,
   unconfiguredUpstreams,
   type UpstreamConfig,
   type UpstreamConfigSpec,
@@ -82,6 +89,7 @@ export interface AtriumConfig {
   readonly trustedProxies: readonly string[];
   /** Span export over OTLP/HTTP; undefined → traces are propagated but no span is recorded. */
   readonly tracing?: { readonly endpoint: string; readonly serviceName: string };
+  /** The interfaces this deployment serves (ATRIUM_UPSTREAMS); the others answer 404 UPSTREAM_NOT_CONFIGURED. */
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
 }
 
@@ -103,7 +111,19 @@ export function loadConfig(
     problems.push(problemsOf(e));
   }
   const configs: Record<string, UpstreamConfig> = {};
+  const served = servedUpstreams(
+    env,
+    upstreams.map((u) => u.name),
+    sandboxed,
+    problems,
+  );
+  if (served.length === 0 && !problems.some((p) => p.startsWith('ATRIUM_UPSTREAMS')))
+    problems.push(
+      `ATRIUM_UPSTREAMS (no interface is served: set UPSTREAM_<NAME>_BASE_URL and its key for at least one of ${upstreams.map((u) => u.name).join(', ')}, or ATRIUM_SANDBOX=on)`,
+    );
   for (const spec of upstreams) {
+    // An interface not served is not read: its variables may be absent or stale.
+    if (!served.includes(spec.name)) continue;
     const u = loadUpstreamConfig(spec, env, {
       defaultRetryAfterSeconds: g?.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS ?? 30,
       sandbox: sandboxed.includes(spec.name),

@@ -15,6 +15,8 @@ export class GatewayEnv {
   @IsString() @MinLength(1) ATRIUM_REDIS_PREFIX = 'atrium:';
   @IsOptional() @IsString() @MinLength(1) ATRIUM_CONSUMERS_FILE?: string;
   @IsIn(['auto', 'on', 'off']) ATRIUM_SANDBOX = 'auto';
+  /** The interfaces this deployment serves, comma-separated (`macro,company`); unset → those with a base URL. */
+  @IsOptional() @IsString() ATRIUM_UPSTREAMS?: string;
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
   /** `development` turns on human-readable (pretty) logs; anything else logs JSON lines. */
   @IsOptional() @IsString() NODE_ENV?: string;

@@ -142,7 +142,7 @@ export function loadUpstreamConfig(
   }
   if (!u.BASE_URL) {
     problems.push(
-      `${prefix}BASE_URL (not set: every interface needs its vendor URL and key; ATRIUM_SANDBOX=on fakes them all)`,
+      `${prefix}BASE_URL (not set: ATRIUM_UPSTREAMS lists ${name}, which needs its vendor URL and key; leave ${name} out of ATRIUM_UPSTREAMS to not serve it, or ATRIUM_SANDBOX=on to fake every interface)`,
     );
     return undefined;
   }
@@ -225,4 +225,42 @@ function envPrefixOf(name: string): string {
 /** Upstreams with no base URL configured (all of them → a bare start: `ATRIUM_SANDBOX=auto` fakes them). */
 export function unconfiguredUpstreams(env: Env, upstreams: readonly UpstreamConfigSpec[]): string[] {
   return upstreams.map((u) => u.name).filter((n) => !env[`${envPrefixOf(n)}BASE_URL`]);
+}
+
+/**
+ * The interfaces `ATRIUM_UPSTREAMS` lists (trimmed, lower-cased, in declaration order), undefined when it is
+ * unset; names outside `known` go to `problems` with the rule.
+ */
+export function listedUpstreams(
+  env: Env,
+  known: readonly string[],
+  problems: string[] = [],
+): string[] | undefined {
+  const raw = env.ATRIUM_UPSTREAMS?.trim();
+  if (!raw) return undefined;
+  const names = raw
+    .split(',')
+    .map((n) => n.trim().toLowerCase())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length || names.length === 0)
+    problems.push(
+      `ATRIUM_UPSTREAMS (${unknown.length ? `unknown interface ${unknown.map((n) => `"${n}"`).join(', ')}` : 'empty'}: expected a comma-separated list of ${known.join(', ')})`,
+    );
+  return known.filter((n) => names.includes(n));
+}
+
+/**
+ * The interfaces this deployment serves: those ATRIUM_UPSTREAMS lists, or (unset) those whose base URL is
+ * configured and those the sandbox plays.
+ */
+export function servedUpstreams(
+  env: Env,
+  known: readonly string[],
+  sandboxed: readonly string[],
+  problems: string[] = [],
+): string[] {
+  const listed = listedUpstreams(env, known, problems);
+  if (listed) return listed;
+  return known.filter((n) => sandboxed.includes(n) || Boolean(env[`${envPrefixOf(n)}BASE_URL`]));
 }

@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { UPSTREAMS } from '../upstreams/index.js';
 import type { ViewDefinition, ViewSet } from './view-definition.js';
 import { loadViewsFile, ViewsFileError, type RouteCatalogEntry } from './views-file.js';
 
@@ -76,7 +77,12 @@ export class ViewsRegistry implements OnApplicationBootstrap, OnApplicationShutd
     const path = resolve(configured ?? DEFAULT_VIEWS_FILE);
     // The shipped file is optional (an image without it has no views); a configured one must exist.
     if (!configured && !existsSync(path)) return { views: new Map(), source: 'none' };
-    const catalog: RouteCatalogEntry[] = this.proxy.all().map(({ def }) => def);
+    // Interfaces this deployment does not serve stay in the catalog: a view reading them still loads, and
+    // says in its answer that the interface is not served (ViewsService).
+    const catalog: RouteCatalogEntry[] = [
+      ...this.proxy.all().map(({ def }) => def),
+      ...UPSTREAMS.filter((u) => !this.config.upstreams[u.name]),
+    ];
     return loadViewsFile(path, catalog, { maxTimeoutMs: this.config.views.maxTimeoutMs });
   }
 }
