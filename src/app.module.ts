@@ -19,6 +19,7 @@ import { UPSTREAMS } from './upstreams/index.js';
 import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
 import { UpstreamsModule } from './upstreams/upstreams.module.js';
 import { ViewsModule } from './views/views.module.js';
+import { UNSERVED_ROUTE_TABLES } from './views/views.registry.js';
 
 export interface AppOptions {
   readonly config: AtriumConfig;
@@ -67,8 +68,11 @@ export class AppModule {
         ViewsModule,
         ConsoleModule,
       ],
-      providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
-      exports: [ATRIUM_CONFIG],
+      providers: [
+        { provide: ATRIUM_CONFIG, useValue: options.config },
+        { provide: UNSERVED_ROUTE_TABLES, useValue: servedAndUnserved(options)[1] },
+      ],
+      exports: [ATRIUM_CONFIG, UNSERVED_ROUTE_TABLES],
       global: true,
     };
   }

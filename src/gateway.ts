@@ -4,7 +4,13 @@ import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { ConfigError, listedUpstreams, loadConfig, unconfiguredUpstreams } from './config/atrium-config.js';
+import {
+  ConfigError,
+  listedUpstreams,
+  loadConfig,
+  unconfiguredUpstreams,
+  type SecretFiles,
+} from './config/atrium-config.js';
 import { createAdapter, configureApp, NEST_APP_OPTIONS } from './configure-app.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { ConsumersFileError, loadConsumersFile } from './core/auth/consumer-store.service.js';
@@ -39,7 +45,7 @@ async function bootstrap(onListening: () => void): Promise<void> {
 
   // The sandbox turns the operator console on with a generated token (printed in the banner) unless the
   // operator set one.
-  const operatorTokenFromEnv = Boolean(env.ATRIUM_OPERATOR_TOKEN);
+  const operatorTokenFromEnv = Boolean(env.ATRIUM_OPERATOR_TOKEN || env.ATRIUM_OPERATOR_TOKEN_FILE);
   if (sandbox && !operatorTokenFromEnv) env.ATRIUM_OPERATOR_TOKEN = sandboxKey('op');
 
   const config = loadConfig(env, UPSTREAMS, sandboxed);
@@ -83,6 +89,7 @@ async function bootstrap(onListening: () => void): Promise<void> {
   await app.listen(config.port, config.host);
   onListening();
   const logger = new Logger('Atrium');
+  watchSecretFiles(config.secretFiles);
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (sandbox) {
@@ -114,6 +121,7 @@ async function bootstrap(onListening: () => void): Promise<void> {
     void (async () => {
       try {
         await app.close();
+        config.secretFiles.close();
         await sandbox?.close();
         // The log is written asynchronously: its last lines reach stdout before the process ends.
         await new Promise<void>((resolve) => log.flush(() => resolve()));
@@ -126,6 +134,28 @@ async function bootstrap(onListening: () => void): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Secrets read at boot only: a change of their file is logged, and applies at the next restart. */
+const BOOT_ONLY_SECRETS = new Set(['ATRIUM_LINK_SECRET', 'REDIS_URL']);
+
+/**
+ * Keeps the secrets read from files current: vendor keys, login passwords and the operator and metrics
+ * tokens are used as soon as their file changes (and on SIGHUP); the log names the variable, never a value.
+ */
+function watchSecretFiles(secrets: SecretFiles): void {
+  const log = new Logger('Secrets');
+  secrets.watch({
+    onChanged: (name) =>
+      BOOT_ONLY_SECRETS.has(name)
+        ? log.warn(`${name} changed in its file: it applies at the next restart`)
+        : log.log(`${name} changed (re-read from its file)`),
+    onRefused: (name, reason) => log.warn(`${name}: ${reason}; the value in force stays`),
+  });
+  process.on('SIGHUP', () => {
+    const changed = secrets.rereadAll();
+    log.log(`SIGHUP: secret files re-read (${changed.length ? changed.join(', ') : 'no change'})`);
+  });
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { check, ConfigError, problemsOf, type Env } from './env-check.js';
+import { resolveSecretFiles, SecretFiles, secretNames } from './secret-files.js';
 import { GatewayEnv } from './gateway-env.js';
 import { parseTrustedProxies } from './trusted-proxies.js';
 import { parseTtlOverrides } from './ttl-overrides.js';
@@ -12,6 +13,7 @@ import {
 
 // The config's entry point: what callers import lives here or is passed on from the files of its parts.
 export { ConfigError } from './env-check.js';
+export { SecretFiles, type LiveSecret } from './secret-files.js';
 export { parseTtlOverrides } from './ttl-overrides.js';
 export {
   listedUpstreams,
@@ -91,6 +93,8 @@ export interface AtriumConfig {
   readonly tracing?: { readonly endpoint: string; readonly serviceName: string };
   /** The interfaces this deployment serves (ATRIUM_UPSTREAMS); the others answer 404 UPSTREAM_NOT_CONFIGURED. */
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
+  /** The secrets read from `<NAME>_FILE`, kept current once main.ts starts watching them. */
+  readonly secretFiles: SecretFiles;
 }
 
 /**
@@ -99,11 +103,16 @@ export interface AtriumConfig {
  * starts them and fills in their URLs and credentials before calling this).
  */
 export function loadConfig(
-  env: Env,
+  given: Env,
   upstreams: readonly UpstreamConfigSpec[],
   sandboxed: readonly string[] = [],
 ): AtriumConfig {
   const problems: string[] = [];
+  // Secrets given as files are read first: every rule below sees their values.
+  const files = resolveSecretFiles(given, secretNames(upstreams.map((u) => u.name)));
+  problems.push(...files.problems);
+  const env = files.env;
+  const secretFiles = new SecretFiles(files.files, env);
   let g: GatewayEnv | undefined;
   try {
     g = check(GatewayEnv, env, (p) => p);
@@ -128,6 +137,7 @@ export function loadConfig(
       defaultRetryAfterSeconds: g?.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS ?? 30,
       sandbox: sandboxed.includes(spec.name),
       problems,
+      secretFiles,
     });
     if (u) configs[spec.name] = u;
   }
@@ -194,6 +204,7 @@ export function loadConfig(
       ? { endpoint: g.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), serviceName: g.OTEL_SERVICE_NAME }
       : undefined,
     upstreams: configs,
+    secretFiles,
   };
 }
 

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
 import { RETRY_AFTER_CEILING_SECONDS } from './retry-after-ceiling.js';
 import { check, problemsOf, type Env } from './env-check.js';
+import type { LiveSecret, SecretFiles } from './secret-files.js';
 
 /**
  * What an upstream declares of its configuration (its definition in `src/upstreams/<name>/`; main.ts passes
@@ -101,6 +102,9 @@ export interface UpstreamConfig {
   readonly token?: string;
   readonly username?: string;
   readonly password?: string;
+  /** The key and the login password kept current from their files (`<NAME>_FILE`); absent → fixed values. */
+  readonly tokenSecret?: LiveSecret;
+  readonly passwordSecret?: LiveSecret;
   readonly ratePerSec: number;
   readonly burst: number;
   /** Total deadline of one call, retries included. */
@@ -126,13 +130,20 @@ export interface UpstreamConfig {
 export function loadUpstreamConfig(
   spec: UpstreamConfigSpec,
   env: Env,
-  o: { readonly defaultRetryAfterSeconds: number; readonly sandbox: boolean; readonly problems: string[] },
+  o: {
+    readonly defaultRetryAfterSeconds: number;
+    readonly sandbox: boolean;
+    readonly problems: string[];
+    readonly secretFiles?: SecretFiles;
+  },
 ): UpstreamConfig | undefined {
   const { name } = spec;
   const { problems } = o;
   const prefix = envPrefixOf(name);
   const raw: Record<string, unknown> = {};
-  for (const k of Object.keys(env)) if (k.startsWith(prefix)) raw[k.slice(prefix.length)] = env[k];
+  for (const k of Object.keys(env))
+    // `<FIELD>_FILE` was read into `<FIELD>` already (secret-files.ts).
+    if (k.startsWith(prefix) && !k.endsWith('_FILE')) raw[k.slice(prefix.length)] = env[k];
   let u: UpstreamEnv;
   try {
     u = check(UpstreamEnv, raw, (p) => prefix + p);
@@ -168,6 +179,8 @@ export function loadUpstreamConfig(
     token: u.TOKEN,
     username: u.USERNAME,
     password: u.PASSWORD,
+    tokenSecret: o.secretFiles?.live(`${prefix}TOKEN`),
+    passwordSecret: o.secretFiles?.live(`${prefix}PASSWORD`),
     ratePerSec: u.RATE_PER_SEC,
     burst: u.BURST,
     timeoutMs: u.TIMEOUT_MS,
