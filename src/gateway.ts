@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
@@ -23,6 +24,7 @@ import { sandboxEnv } from './sandbox-env.js';
 import type { Sandbox } from './sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
 import { ViewsFileError } from './views/views-file.js';
+import { ReadinessService } from './health/readiness.service.js';
 
 async function bootstrap(onListening: () => void): Promise<void> {
   const env: Record<string, string | undefined> = { ...process.env };
@@ -86,10 +88,18 @@ async function bootstrap(onListening: () => void): Promise<void> {
     },
   );
   configureApp(app);
-  await app.listen(config.port, config.host);
+  // The sandbox listens on loopback unless HOST says otherwise: its metrics, docs and demo key are not for
+  // the network of whoever tries it on a laptop.
+  await app.listen(config.port, sandbox && !env.HOST ? '127.0.0.1' : config.host);
   onListening();
   const logger = new Logger('Atrium');
   watchSecretFiles(config.secretFiles);
+  for (const w of config.warnings)
+    new Logger('Config').warn(`${w}; ATRIUM_CONFIG_STRICT=1 stops the boot on it`);
+  if (existsSync('.env') && !process.execArgv.some((a) => a.startsWith('--env-file')))
+    new Logger('Config').warn(
+      'a .env file is in the working directory but nothing reads it: start with node --env-file=.env dist/main.js',
+    );
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (sandbox) {
@@ -108,18 +118,29 @@ async function bootstrap(onListening: () => void): Promise<void> {
     );
   } else logger.log(`Atrium listening on port ${port}`);
 
+  // A rollout's stop (SIGTERM): unready at once, so the load balancer (or Kubernetes' endpoints) stops
+  // sending new requests; still serving for the drain delay, as the balancer may send a few until its next
+  // probe; then stop accepting, finish what is in flight, close idle keep-alive connections, and run the
+  // shutdown hooks (leases and budget share released, usage and traces flushed, Redis closed). SIGINT (a
+  // developer's Ctrl-C) skips the delay. Bound: ATRIUM_DRAIN_DELAY_MS + ATRIUM_SHUTDOWN_GRACE_MS.
   let closing = false;
+  const readiness = app.get(ReadinessService);
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.log(`${signal}: draining in-flight requests`);
+    readiness.drain();
+    const delayMs = signal === 'SIGTERM' ? config.drainDelayMs : 0;
+    logger.log(
+      `${signal}: unready; serving for ${delayMs} ms more, then draining in-flight requests (at most ${config.shutdownGraceMs} ms)`,
+    );
     const force = setTimeout(() => {
       logger.error('shutdown grace period over; exiting');
       process.exit(1);
-    }, config.shutdownGraceMs);
+    }, delayMs + config.shutdownGraceMs);
     force.unref();
     void (async () => {
       try {
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
         await app.close();
         config.secretFiles.close();
         await sandbox?.close();

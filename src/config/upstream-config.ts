@@ -4,6 +4,7 @@ import { IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min, MinLength
 import { RETRY_AFTER_CEILING_SECONDS } from './retry-after-ceiling.js';
 import { check, problemsOf, type Env } from './env-check.js';
 import type { LiveSecret, SecretFiles } from './secret-files.js';
+import { variablesOf } from './unknown-variables.js';
 
 /**
  * What an upstream declares of its configuration (its definition in `src/upstreams/<name>/`; main.ts passes
@@ -229,6 +230,15 @@ function limitsOf(u: UpstreamEnv, defaultRetryAfterSeconds: number): UpstreamLim
           : u.COOLDOWN_MAX_SECONDS,
     },
   };
+}
+
+/** Every `UPSTREAM_<NAME>_*` variable the gateway reads for an upstream (secrets' `_FILE` forms included). */
+export function upstreamVariables(name: string): string[] {
+  const prefix = envPrefixOf(name);
+  return [
+    ...variablesOf(UpstreamEnv).map((f) => prefix + f),
+    ...['TOKEN', 'USERNAME', 'PASSWORD'].map((f) => `${prefix}${f}_FILE`),
+  ];
 }
 
 function envPrefixOf(name: string): string {
