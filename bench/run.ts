@@ -108,6 +108,8 @@ function atriumEnv(lane: string, upstream: RunningServer, consumersFile: string,
   if (opts.redisUrl) {
     env.REDIS_URL = opts.redisUrl;
     env.ATRIUM_REDIS_PREFIX = `bench:${randomBytes(4).toString('hex')}:${lane}:`;
+    // Replicas sharing Redis must sign links with one secret (the boot stops without it).
+    env.ATRIUM_LINK_SECRET = 'bench-fleet-link-secret-0123456789abcdef';
   }
   return { ...env, ...opts.atriumEnv };
 }

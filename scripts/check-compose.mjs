@@ -20,6 +20,7 @@ const FILE = join(ROOT, 'docker-compose.yml');
 const REQUIRED = [
   'ATRIUM_OPERATOR_TOKEN',
   'ATRIUM_METRICS_TOKEN',
+  'ATRIUM_LINK_SECRET',
   'REDIS_PASSWORD',
   'ATRIUM_CONSUMERS_FILE_HOST',
 ];

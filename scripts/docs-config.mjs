@@ -37,7 +37,16 @@ const GATEWAY = {
   },
   ATRIUM_SANDBOX: {
     meaning:
-      '`auto`: built-in fakes for all four interfaces only when nothing is configured (no `UPSTREAM_*_BASE_URL`, no consumers file); otherwise every interface needs its base URL and key, and the boot fails naming what is missing (fakes never mix with real vendors). `on`: fakes for all four, always; `off`: never',
+      '`auto`: built-in fakes for all four interfaces only when nothing is configured (no `UPSTREAM_*_BASE_URL`, no `ATRIUM_UPSTREAMS`, no consumers file); otherwise the interfaces served need their base URL and key, and the boot fails naming what is missing (fakes never mix with real vendors). `on`: fakes for those `ATRIUM_UPSTREAMS` lists (all four when unset), always; `off`: never',
+  },
+  ATRIUM_CONFIG_STRICT: {
+    meaning:
+      '`1`: an unknown `ATRIUM_*` or `UPSTREAM_*` variable stops the boot; `0`: it is a warning naming the nearest known variable',
+  },
+  ATRIUM_UPSTREAMS: {
+    default: '– (the interfaces whose `UPSTREAM_<NAME>_BASE_URL` is set)',
+    meaning:
+      'the interfaces this deployment serves, comma-separated (`macro,company`); each needs its base URL and key, the others answer 404 `UPSTREAM_NOT_CONFIGURED` ([Serving only some interfaces](operations.md#serving-only-some-interfaces))',
   },
   LOG_LEVEL: { meaning: 'log level (per-request lines are `info`)' },
   NODE_ENV: {
@@ -53,7 +62,13 @@ const GATEWAY = {
     meaning:
       'cooldown when an upstream 429 carries no reset header (per upstream: `UPSTREAM_<NAME>_COOLDOWN_DEFAULT_SECONDS`)',
   },
-  ATRIUM_SHUTDOWN_GRACE_MS: { meaning: 'how long a SIGTERM waits for in-flight requests' },
+  ATRIUM_SHUTDOWN_GRACE_MS: {
+    meaning: 'after the drain delay, how long in-flight requests may take before the process exits 1',
+  },
+  ATRIUM_DRAIN_DELAY_MS: {
+    meaning:
+      'after SIGTERM, how long the replica keeps serving with `/health/ready` failing (a typical `preStop`), before it stops accepting; exit within this plus `ATRIUM_SHUTDOWN_GRACE_MS` ([Rolling out a new version](operations.md#rolling-out-a-new-version))',
+  },
   ATRIUM_CACHE_MAX_BYTES: { meaning: 'byte cap of the in-memory cache (LRU by bytes; `0` stores nothing)' },
   ATRIUM_CACHE_MAX_ENTRY_BYTES: { meaning: 'answers larger than this are served but not cached' },
   ATRIUM_CACHE_TTL_OVERRIDES: {
@@ -117,6 +132,10 @@ const GATEWAY = {
       'OpenTelemetry collector, OTLP over HTTP (`http://otel-collector:4318`; spans go to `/v1/traces`); unset: trace context is still propagated, nothing recorded',
   },
   OTEL_SERVICE_NAME: { meaning: '`service.name` of the exported spans' },
+  OTEL_RESOURCE_ATTRIBUTES: {
+    meaning:
+      'more resource attributes of the exported spans (`deployment.environment=prod,k8s.pod.name=…`, values percent-encoded); each replica adds a `service.instance.id` of its own unless this sets one',
+  },
 };
 
 const UPSTREAM = {

@@ -19,14 +19,26 @@ import { UPSTREAMS } from './upstreams/index.js';
 import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
 import { UpstreamsModule } from './upstreams/upstreams.module.js';
 import { ViewsModule } from './views/views.module.js';
+import { UNSERVED_ROUTE_TABLES } from './views/views.registry.js';
 
 export interface AppOptions {
   readonly config: AtriumConfig;
   readonly consumers: readonly Consumer[];
   /** The pino logger Nest logs through (main.ts); absent → one built from LOG_LEVEL on the default destination. */
   readonly logger?: AtriumLogger;
-  /** The upstream interfaces; absent → every one in src/upstreams/index.ts (config must cover them). */
+  /**
+   * The upstream interfaces; absent → every one in src/upstreams/index.ts. Those without a configuration
+   * (not in ATRIUM_UPSTREAMS) answer 404 UPSTREAM_NOT_CONFIGURED.
+   */
   readonly upstreams?: readonly UpstreamDeclaration[];
+}
+
+function servedAndUnserved(
+  options: AppOptions,
+): [readonly UpstreamDeclaration[], readonly UpstreamDeclaration[]] {
+  const all = options.upstreams ?? UPSTREAMS;
+  const served = (d: UpstreamDeclaration) => options.config.upstreams[d.name] !== undefined;
+  return [all.filter(served), all.filter((d) => !served(d))];
 }
 
 /** The gateway. Config and consumers are loaded and validated before Nest boots (see main.ts). */
@@ -50,14 +62,17 @@ export class AppModule {
         RedisModule,
         UsageModule,
         TracingModule,
-        UpstreamsModule.forRoot(options.upstreams ?? UPSTREAMS),
+        UpstreamsModule.forRoot(...servedAndUnserved(options)),
         AdminModule,
         BatchModule,
         ViewsModule,
         ConsoleModule,
       ],
-      providers: [{ provide: ATRIUM_CONFIG, useValue: options.config }],
-      exports: [ATRIUM_CONFIG],
+      providers: [
+        { provide: ATRIUM_CONFIG, useValue: options.config },
+        { provide: UNSERVED_ROUTE_TABLES, useValue: servedAndUnserved(options)[1] },
+      ],
+      exports: [ATRIUM_CONFIG, UNSERVED_ROUTE_TABLES],
       global: true,
     };
   }

@@ -1,10 +1,17 @@
 import 'reflect-metadata';
+import { existsSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { pino } from 'pino';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { ConfigError, loadConfig, unconfiguredUpstreams } from './config/atrium-config.js';
+import {
+  ConfigError,
+  listedUpstreams,
+  loadConfig,
+  unconfiguredUpstreams,
+  type SecretFiles,
+} from './config/atrium-config.js';
 import { createAdapter, configureApp, NEST_APP_OPTIONS } from './configure-app.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { ConsumersFileError, loadConsumersFile } from './core/auth/consumer-store.service.js';
@@ -17,6 +24,7 @@ import { sandboxEnv } from './sandbox-env.js';
 import type { Sandbox } from './sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, UPSTREAMS } from './upstreams/index.js';
 import { ViewsFileError } from './views/views-file.js';
+import { ReadinessService } from './health/readiness.service.js';
 
 async function bootstrap(onListening: () => void): Promise<void> {
   const env: Record<string, string | undefined> = { ...process.env };
@@ -24,10 +32,11 @@ async function bootstrap(onListening: () => void): Promise<void> {
   const missing = unconfiguredUpstreams(env, UPSTREAMS);
   let sandbox: Sandbox | undefined;
   // `auto` fakes the vendors only when nothing at all is configured (a bare `npm start`): beside any real
-  // upstream or a consumers file, fake data would reach real consumers, so the boot fails naming what is
-  // missing instead (issue 12).
-  const bare = missing.length === UPSTREAM_NAMES.length && !env.ATRIUM_CONSUMERS_FILE;
-  const sandboxed = mode === 'on' ? [...UPSTREAM_NAMES] : mode === 'auto' && bare ? missing : [];
+  // upstream, a consumers file or ATRIUM_UPSTREAMS, fake data would reach real consumers, so an interface
+  // without its settings is either not served or (listed) stops the boot naming what is missing.
+  const listed = listedUpstreams(env, UPSTREAM_NAMES);
+  const bare = missing.length === UPSTREAM_NAMES.length && !env.ATRIUM_CONSUMERS_FILE && !listed;
+  const sandboxed = mode === 'on' ? (listed ?? [...UPSTREAM_NAMES]) : mode === 'auto' && bare ? missing : [];
   if (sandboxed.length > 0) {
     // Sandbox mode: the built-in fakes play the vendors on loopback.
     // Loaded only here: a gateway with real upstreams never holds the fakes and their data in memory.
@@ -38,7 +47,7 @@ async function bootstrap(onListening: () => void): Promise<void> {
 
   // The sandbox turns the operator console on with a generated token (printed in the banner) unless the
   // operator set one.
-  const operatorTokenFromEnv = Boolean(env.ATRIUM_OPERATOR_TOKEN);
+  const operatorTokenFromEnv = Boolean(env.ATRIUM_OPERATOR_TOKEN || env.ATRIUM_OPERATOR_TOKEN_FILE);
   if (sandbox && !operatorTokenFromEnv) env.ATRIUM_OPERATOR_TOKEN = sandboxKey('op');
 
   const config = loadConfig(env, UPSTREAMS, sandboxed);
@@ -79,9 +88,18 @@ async function bootstrap(onListening: () => void): Promise<void> {
     },
   );
   configureApp(app);
-  await app.listen(config.port, config.host);
+  // The sandbox listens on loopback unless HOST says otherwise: its metrics, docs and demo key are not for
+  // the network of whoever tries it on a laptop.
+  await app.listen(config.port, sandbox && !env.HOST ? '127.0.0.1' : config.host);
   onListening();
   const logger = new Logger('Atrium');
+  watchSecretFiles(config.secretFiles);
+  for (const w of config.warnings)
+    new Logger('Config').warn(`${w}; ATRIUM_CONFIG_STRICT=1 stops the boot on it`);
+  if (existsSync('.env') && !process.execArgv.some((a) => a.startsWith('--env-file')))
+    new Logger('Config').warn(
+      'a .env file is in the working directory but nothing reads it: start with node --env-file=.env dist/main.js',
+    );
   const address = app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (sandbox) {
@@ -100,19 +118,31 @@ async function bootstrap(onListening: () => void): Promise<void> {
     );
   } else logger.log(`Atrium listening on port ${port}`);
 
+  // A rollout's stop (SIGTERM): unready at once, so the load balancer (or Kubernetes' endpoints) stops
+  // sending new requests; still serving for the drain delay, as the balancer may send a few until its next
+  // probe; then stop accepting, finish what is in flight, close idle keep-alive connections, and run the
+  // shutdown hooks (leases and budget share released, usage and traces flushed, Redis closed). SIGINT (a
+  // developer's Ctrl-C) skips the delay. Bound: ATRIUM_DRAIN_DELAY_MS + ATRIUM_SHUTDOWN_GRACE_MS.
   let closing = false;
+  const readiness = app.get(ReadinessService);
   const shutdown = (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.log(`${signal}: draining in-flight requests`);
+    readiness.drain();
+    const delayMs = signal === 'SIGTERM' ? config.drainDelayMs : 0;
+    logger.log(
+      `${signal}: unready; serving for ${delayMs} ms more, then draining in-flight requests (at most ${config.shutdownGraceMs} ms)`,
+    );
     const force = setTimeout(() => {
       logger.error('shutdown grace period over; exiting');
       process.exit(1);
-    }, config.shutdownGraceMs);
+    }, delayMs + config.shutdownGraceMs);
     force.unref();
     void (async () => {
       try {
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
         await app.close();
+        config.secretFiles.close();
         await sandbox?.close();
         // The log is written asynchronously: its last lines reach stdout before the process ends.
         await new Promise<void>((resolve) => log.flush(() => resolve()));
@@ -125,6 +155,28 @@ async function bootstrap(onListening: () => void): Promise<void> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Secrets read at boot only: a change of their file is logged, and applies at the next restart. */
+const BOOT_ONLY_SECRETS = new Set(['ATRIUM_LINK_SECRET', 'REDIS_URL']);
+
+/**
+ * Keeps the secrets read from files current: vendor keys, login passwords and the operator and metrics
+ * tokens are used as soon as their file changes (and on SIGHUP); the log names the variable, never a value.
+ */
+function watchSecretFiles(secrets: SecretFiles): void {
+  const log = new Logger('Secrets');
+  secrets.watch({
+    onChanged: (name) =>
+      BOOT_ONLY_SECRETS.has(name)
+        ? log.warn(`${name} changed in its file: it applies at the next restart`)
+        : log.log(`${name} changed (re-read from its file)`),
+    onRefused: (name, reason) => log.warn(`${name}: ${reason}; the value in force stays`),
+  });
+  process.on('SIGHUP', () => {
+    const changed = secrets.rereadAll();
+    log.log(`SIGHUP: secret files re-read (${changed.length ? changed.join(', ') : 'no change'})`);
+  });
 }
 
 /**

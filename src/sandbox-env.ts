@@ -16,6 +16,9 @@ export function sandboxEnv(sandbox: Sandbox, name: string): Record<string, strin
     [p + 'TOKEN']: login ? undefined : c.token,
     [p + 'USERNAME']: login ? c.username : undefined,
     [p + 'PASSWORD']: login ? c.password : undefined,
+    [p + 'TOKEN_FILE']: undefined,
+    [p + 'USERNAME_FILE']: undefined,
+    [p + 'PASSWORD_FILE']: undefined,
   };
 }
 

@@ -38,6 +38,7 @@ export type ErrorBody = {
  * - `FORBIDDEN` (403): This consumer may not use this interface or method.
  * - `UPSTREAM_FORBIDDEN` (403): The subscription does not cover this data.
  * - `NOT_FOUND` (404): Not found.
+ * - `UPSTREAM_NOT_CONFIGURED` (404): This deployment does not serve this interface.
  * - `METHOD_NOT_ALLOWED` (405): This method is not allowed on this path.
  * - `REQUEST_TIMEOUT` (408): The request was not received in time.
  * - `CONFLICT` (409): The request conflicts with the current state of the resource.
@@ -54,7 +55,7 @@ export type ErrorBody = {
  * - `UPSTREAM_UNAVAILABLE` (503, retryable): The data service is unavailable.
  * - `UPSTREAM_TIMEOUT` (504, retryable): The data service did not answer in time.
  */
-export type ErrorCode = "VALIDATION_FAILED" | "UPSTREAM_BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "UPSTREAM_FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_FORMAT" | "CONSUMER_RATE_LIMITED" | "UPSTREAM_RATE_LIMITED" | "RESPONSE_TOO_LARGE" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_AUTH_FAILED" | "UPSTREAM_ERROR" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT";
+export type ErrorCode = "VALIDATION_FAILED" | "UPSTREAM_BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "UPSTREAM_FORBIDDEN" | "NOT_FOUND" | "UPSTREAM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_FORMAT" | "CONSUMER_RATE_LIMITED" | "UPSTREAM_RATE_LIMITED" | "RESPONSE_TOO_LARGE" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_AUTH_FAILED" | "UPSTREAM_ERROR" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT";
 
 /**
  * One envelope for every failure (JSON, or XML when XML was asked for). Under `/macro` it also carries the CEIC-shaped `errors: {status, code, message}` object; under the EMIS prefixes `errors: [{code, detail}]`, so vendor clients raise their own exceptions. `error` is the contract for new clients.

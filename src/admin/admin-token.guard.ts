@@ -23,10 +23,17 @@ function presentedToken(req: FastifyRequest): string | undefined {
  */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
-  private readonly digest?: Buffer;
+  private digest?: Buffer;
 
-  constructor(@Inject(ATRIUM_CONFIG) config: Pick<AtriumConfig, 'operatorToken'>) {
+  constructor(
+    @Inject(ATRIUM_CONFIG)
+    config: Pick<AtriumConfig, 'operatorToken'> &
+      Partial<Pick<AtriumConfig, 'operatorTokenFrom' | 'secretFiles'>>,
+  ) {
     this.digest = config.operatorToken ? sha256(config.operatorToken) : undefined;
+    // A token read from a file is replaced when the file changes (rotation without a restart).
+    if (config.operatorTokenFrom)
+      config.secretFiles?.live(config.operatorTokenFrom)?.onChange((t) => (this.digest = sha256(t)));
   }
 
   canActivate(ctx: ExecutionContext): boolean {

@@ -21,6 +21,8 @@ export class AdminModule implements OnModuleInit {
   onModuleInit(): void {
     // The operator token is a secret like the upstream keys: scrubbed from any log line or error.
     this.redactor.register(this.config.operatorToken);
+    if (this.config.operatorTokenFrom)
+      this.config.secretFiles.live(this.config.operatorTokenFrom)?.onChange((t) => this.redactor.register(t));
     if (this.config.operatorTokenFrom === 'ATRIUM_ADMIN_TOKEN')
       new Logger('Config').warn(
         'ATRIUM_ADMIN_TOKEN is deprecated: rename it ATRIUM_OPERATOR_TOKEN (one token opens the admin API ' +

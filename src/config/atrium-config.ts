@@ -1,14 +1,25 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { check, ConfigError, problemsOf, type Env } from './env-check.js';
+import { resolveSecretFiles, SecretFiles, secretNames } from './secret-files.js';
+import { unknownVariables, variablesOf } from './unknown-variables.js';
 import { GatewayEnv } from './gateway-env.js';
 import { parseTrustedProxies } from './trusted-proxies.js';
 import { parseTtlOverrides } from './ttl-overrides.js';
-import { loadUpstreamConfig, type UpstreamConfig, type UpstreamConfigSpec } from './upstream-config.js';
+import {
+  loadUpstreamConfig,
+  servedUpstreams,
+  upstreamVariables,
+  type UpstreamConfig,
+  type UpstreamConfigSpec,
+} from './upstream-config.js';
 
 // The config's entry point: what callers import lives here or is passed on from the files of its parts.
 export { ConfigError } from './env-check.js';
+export { SecretFiles, type LiveSecret } from './secret-files.js';
 export { parseTtlOverrides } from './ttl-overrides.js';
 export {
+  listedUpstreams,
+  servedUpstreams,
   unconfiguredUpstreams,
   type UpstreamConfig,
   type UpstreamConfigSpec,
@@ -60,6 +71,8 @@ export interface AtriumConfig {
   readonly maxResponseBytes: number;
   readonly defaultRetryAfterSeconds: number;
   readonly shutdownGraceMs: number;
+  /** SIGTERM → unready at once, serving for this long before the server stops accepting. */
+  readonly drainDelayMs: number;
   readonly cache: CacheConfig;
   /** `POST /batch`: most items per call, and the default (and longest) overall deadline. */
   readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
@@ -81,8 +94,21 @@ export interface AtriumConfig {
   /** Addresses and CIDRs of proxies whose `X-Forwarded-For` is believed; empty → the socket's address. */
   readonly trustedProxies: readonly string[];
   /** Span export over OTLP/HTTP; undefined → traces are propagated but no span is recorded. */
-  readonly tracing?: { readonly endpoint: string; readonly serviceName: string };
+  readonly tracing?: {
+    readonly endpoint: string;
+    readonly serviceName: string;
+    /**
+     * The resource of every span: OTEL_RESOURCE_ATTRIBUTES, then `service.name` (OTEL_SERVICE_NAME) and
+     * `service.instance.id` (one per process unless the attributes set it), so replicas can be told apart.
+     */
+    readonly resource: Readonly<Record<string, string>>;
+  };
+  /** The interfaces this deployment serves (ATRIUM_UPSTREAMS); the others answer 404 UPSTREAM_NOT_CONFIGURED. */
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
+  /** Unknown `ATRIUM_*`/`UPSTREAM_*` variables, with the nearest known name: logged at boot. */
+  readonly warnings: readonly string[];
+  /** The secrets read from `<NAME>_FILE`, kept current once main.ts starts watching them. */
+  readonly secretFiles: SecretFiles;
 }
 
 /**
@@ -91,23 +117,57 @@ export interface AtriumConfig {
  * starts them and fills in their URLs and credentials before calling this).
  */
 export function loadConfig(
-  env: Env,
+  given: Env,
   upstreams: readonly UpstreamConfigSpec[],
   sandboxed: readonly string[] = [],
 ): AtriumConfig {
   const problems: string[] = [];
+  // Secrets given as files are read first: every rule below sees their values.
+  const files = resolveSecretFiles(given, secretNames(upstreams.map((u) => u.name)));
+  problems.push(...files.problems);
+  const env = files.env;
+  const secretFiles = new SecretFiles(files.files, env);
   let g: GatewayEnv | undefined;
   try {
     g = check(GatewayEnv, env, (p) => p);
   } catch (e) {
     problems.push(problemsOf(e));
   }
+  const warnings: string[] = [];
+  const known = [
+    ...variablesOf(GatewayEnv),
+    ...secretNames(upstreams.map((u) => u.name)).map((n) => `${n}_FILE`),
+    ...upstreams.flatMap((u) => upstreamVariables(u.name)),
+  ];
+  // A misspelt variable would otherwise be ignored without a word.
+  const unknown = unknownVariables(given, known);
+  if (given.ATRIUM_CONFIG_STRICT === '1') problems.push(...unknown);
+  else warnings.push(...unknown);
+  if (g?.REDIS_URL && !g.ATRIUM_LINK_SECRET && sandboxed.length === 0)
+    // Replicas sharing Redis serve each other's links: each signing with its own random secret would refuse
+    // about every other download behind a round-robin balancer.
+    problems.push(
+      'ATRIUM_LINK_SECRET (required with REDIS_URL: replicas sharing Redis must sign download links with one secret, 32+ characters)',
+    );
   const configs: Record<string, UpstreamConfig> = {};
+  const served = servedUpstreams(
+    env,
+    upstreams.map((u) => u.name),
+    sandboxed,
+    problems,
+  );
+  if (served.length === 0 && !problems.some((p) => p.startsWith('ATRIUM_UPSTREAMS')))
+    problems.push(
+      `ATRIUM_UPSTREAMS (no interface is served: set UPSTREAM_<NAME>_BASE_URL and its key for at least one of ${upstreams.map((u) => u.name).join(', ')}, or ATRIUM_SANDBOX=on)`,
+    );
   for (const spec of upstreams) {
+    // An interface not served is not read: its variables may be absent or stale.
+    if (!served.includes(spec.name)) continue;
     const u = loadUpstreamConfig(spec, env, {
       defaultRetryAfterSeconds: g?.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS ?? 30,
       sandbox: sandboxed.includes(spec.name),
       problems,
+      secretFiles,
     });
     if (u) configs[spec.name] = u;
   }
@@ -120,9 +180,14 @@ export function loadConfig(
   if (!ttlOverrides) problems.push('ATRIUM_CACHE_TTL_OVERRIDES (expected family=duration,…)');
   if (g && g.ATRIUM_VIEWS_TIMEOUT_MS > g.ATRIUM_VIEWS_MAX_TIMEOUT_MS)
     problems.push('ATRIUM_VIEWS_TIMEOUT_MS (must not exceed ATRIUM_VIEWS_MAX_TIMEOUT_MS)');
+  const resourceAttributes = parseResourceAttributes(env.OTEL_RESOURCE_ATTRIBUTES);
+  if (!resourceAttributes)
+    problems.push(
+      'OTEL_RESOURCE_ATTRIBUTES (expected key=value pairs, comma-separated, values percent-encoded)',
+    );
   const trustedProxies = parseTrustedProxies(env.ATRIUM_TRUSTED_PROXIES);
   if (!trustedProxies) problems.push('ATRIUM_TRUSTED_PROXIES (expected addresses or CIDRs, comma-separated)');
-  if (problems.length || !g || !ttlOverrides || !trustedProxies)
+  if (problems.length || !g || !ttlOverrides || !trustedProxies || !resourceAttributes)
     throw new ConfigError('Invalid configuration: ' + problems.join(', '));
   return {
     port: g.PORT,
@@ -138,6 +203,7 @@ export function loadConfig(
     maxResponseBytes: g.ATRIUM_MAX_RESPONSE_BYTES,
     defaultRetryAfterSeconds: g.ATRIUM_DEFAULT_RETRY_AFTER_SECONDS,
     shutdownGraceMs: g.ATRIUM_SHUTDOWN_GRACE_MS,
+    drainDelayMs: g.ATRIUM_DRAIN_DELAY_MS,
     cache: {
       maxBytes: g.ATRIUM_CACHE_MAX_BYTES,
       maxEntryBytes: g.ATRIUM_CACHE_MAX_ENTRY_BYTES,
@@ -171,10 +237,41 @@ export function loadConfig(
     usageCounting: g.ATRIUM_USAGE === 'on',
     trustedProxies,
     tracing: g.OTEL_EXPORTER_OTLP_ENDPOINT
-      ? { endpoint: g.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), serviceName: g.OTEL_SERVICE_NAME }
+      ? {
+          endpoint: g.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''),
+          serviceName: g.OTEL_SERVICE_NAME,
+          resource: {
+            'service.instance.id': randomUUID(),
+            ...resourceAttributes,
+            'service.name': g.OTEL_SERVICE_NAME,
+          },
+        }
       : undefined,
     upstreams: configs,
+    warnings,
+    secretFiles,
   };
+}
+
+/**
+ * OTEL_RESOURCE_ATTRIBUTES as the OpenTelemetry specification writes it: `key=value` pairs, comma-separated,
+ * values percent-encoded; undefined when malformed. (The SDK's own envDetector reads process.env only; the
+ * gateway reads its configuration from the env it is given.)
+ */
+export function parseResourceAttributes(raw: string | undefined): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  if (!raw?.trim()) return out;
+  for (const pair of raw.split(',')) {
+    const at = pair.indexOf('=');
+    const key = pair.slice(0, at).trim();
+    if (at < 1 || !key) return undefined;
+    try {
+      out[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return out;
 }
 
 export const ATRIUM_CONFIG = Symbol('AtriumConfig');

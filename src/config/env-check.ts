@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
+import { validateSync, type ValidationError } from 'class-validator';
 
 export class ConfigError extends Error {}
 
@@ -20,8 +20,17 @@ export function check<T extends object>(
   const value = plainToInstance(cls, cleaned);
   const errors = validateSync(value, { whitelist: false, skipMissingProperties: false });
   if (errors.length)
-    throw new ConfigError('Invalid configuration: ' + errors.map((e) => nameOf(e.property)).join(', '));
+    throw new ConfigError(
+      'Invalid configuration: ' + errors.map((e) => `${nameOf(e.property)} (${rulesOf(e)})`).join(', '),
+    );
   return value;
+}
+
+/** What a rejected value broke, in class-validator's words without the field name: `must be an integer number`. */
+function rulesOf(e: ValidationError): string {
+  return Object.values(e.constraints ?? {})
+    .map((m) => m.replace(new RegExp(`^${e.property} `), ''))
+    .join('; ');
 }
 
 /** The problem list of a failed check, without its `Invalid configuration: ` lead (loadConfig joins them). */

@@ -15,6 +15,10 @@ export class GatewayEnv {
   @IsString() @MinLength(1) ATRIUM_REDIS_PREFIX = 'atrium:';
   @IsOptional() @IsString() @MinLength(1) ATRIUM_CONSUMERS_FILE?: string;
   @IsIn(['auto', 'on', 'off']) ATRIUM_SANDBOX = 'auto';
+  /** `1`: an unknown ATRIUM_* / UPSTREAM_* variable stops the boot (else it is a warning). */
+  @IsIn(['0', '1']) ATRIUM_CONFIG_STRICT = '0';
+  /** The interfaces this deployment serves, comma-separated (`macro,company`); unset → those with a base URL. */
+  @IsOptional() @IsString() ATRIUM_UPSTREAMS?: string;
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) LOG_LEVEL = 'info';
   /** `development` turns on human-readable (pretty) logs; anything else logs JSON lines. */
   @IsOptional() @IsString() NODE_ENV?: string;
@@ -25,6 +29,8 @@ export class GatewayEnv {
     10 * 1024 * 1024;
   @Type(() => Number) @IsInt() @Min(1) @Max(3600) ATRIUM_DEFAULT_RETRY_AFTER_SECONDS = 30;
   @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_SHUTDOWN_GRACE_MS = 10_000;
+  /** After SIGTERM: unready at once, still serving this long (a typical preStop), then draining. */
+  @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_DRAIN_DELAY_MS = 5_000;
   // Response cache (issue 8). Durations in ms.
   @Type(() => Number) @IsInt() @Min(0) @Max(64 * 1024 * 1024 * 1024) ATRIUM_CACHE_MAX_BYTES =
     128 * 1024 * 1024;
@@ -65,4 +71,6 @@ export class GatewayEnv {
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   @IsString() @MinLength(1) OTEL_SERVICE_NAME = 'atrium';
+  /** More resource attributes of the exported spans (`deployment.environment=prod,k8s.pod.name=…`). */
+  @IsOptional() @IsString() OTEL_RESOURCE_ATTRIBUTES?: string;
 }

@@ -3,6 +3,8 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, IsUrl, Max, Min, MinLength } from 'class-validator';
 import { RETRY_AFTER_CEILING_SECONDS } from './retry-after-ceiling.js';
 import { check, problemsOf, type Env } from './env-check.js';
+import type { LiveSecret, SecretFiles } from './secret-files.js';
+import { variablesOf } from './unknown-variables.js';
 
 /**
  * What an upstream declares of its configuration (its definition in `src/upstreams/<name>/`; main.ts passes
@@ -101,6 +103,9 @@ export interface UpstreamConfig {
   readonly token?: string;
   readonly username?: string;
   readonly password?: string;
+  /** The key and the login password kept current from their files (`<NAME>_FILE`); absent → fixed values. */
+  readonly tokenSecret?: LiveSecret;
+  readonly passwordSecret?: LiveSecret;
   readonly ratePerSec: number;
   readonly burst: number;
   /** Total deadline of one call, retries included. */
@@ -126,13 +131,20 @@ export interface UpstreamConfig {
 export function loadUpstreamConfig(
   spec: UpstreamConfigSpec,
   env: Env,
-  o: { readonly defaultRetryAfterSeconds: number; readonly sandbox: boolean; readonly problems: string[] },
+  o: {
+    readonly defaultRetryAfterSeconds: number;
+    readonly sandbox: boolean;
+    readonly problems: string[];
+    readonly secretFiles?: SecretFiles;
+  },
 ): UpstreamConfig | undefined {
   const { name } = spec;
   const { problems } = o;
   const prefix = envPrefixOf(name);
   const raw: Record<string, unknown> = {};
-  for (const k of Object.keys(env)) if (k.startsWith(prefix)) raw[k.slice(prefix.length)] = env[k];
+  for (const k of Object.keys(env))
+    // `<FIELD>_FILE` was read into `<FIELD>` already (secret-files.ts).
+    if (k.startsWith(prefix) && !k.endsWith('_FILE')) raw[k.slice(prefix.length)] = env[k];
   let u: UpstreamEnv;
   try {
     u = check(UpstreamEnv, raw, (p) => prefix + p);
@@ -142,7 +154,7 @@ export function loadUpstreamConfig(
   }
   if (!u.BASE_URL) {
     problems.push(
-      `${prefix}BASE_URL (not set: every interface needs its vendor URL and key; ATRIUM_SANDBOX=on fakes them all)`,
+      `${prefix}BASE_URL (not set: ATRIUM_UPSTREAMS lists ${name}, which needs its vendor URL and key; leave ${name} out of ATRIUM_UPSTREAMS to not serve it, or ATRIUM_SANDBOX=on to fake every interface)`,
     );
     return undefined;
   }
@@ -168,6 +180,8 @@ export function loadUpstreamConfig(
     token: u.TOKEN,
     username: u.USERNAME,
     password: u.PASSWORD,
+    tokenSecret: o.secretFiles?.live(`${prefix}TOKEN`),
+    passwordSecret: o.secretFiles?.live(`${prefix}PASSWORD`),
     ratePerSec: u.RATE_PER_SEC,
     burst: u.BURST,
     timeoutMs: u.TIMEOUT_MS,
@@ -218,6 +232,15 @@ function limitsOf(u: UpstreamEnv, defaultRetryAfterSeconds: number): UpstreamLim
   };
 }
 
+/** Every `UPSTREAM_<NAME>_*` variable the gateway reads for an upstream (secrets' `_FILE` forms included). */
+export function upstreamVariables(name: string): string[] {
+  const prefix = envPrefixOf(name);
+  return [
+    ...variablesOf(UpstreamEnv).map((f) => prefix + f),
+    ...['TOKEN', 'USERNAME', 'PASSWORD'].map((f) => `${prefix}${f}_FILE`),
+  ];
+}
+
 function envPrefixOf(name: string): string {
   return `UPSTREAM_${name.toUpperCase()}_`;
 }
@@ -225,4 +248,42 @@ function envPrefixOf(name: string): string {
 /** Upstreams with no base URL configured (all of them → a bare start: `ATRIUM_SANDBOX=auto` fakes them). */
 export function unconfiguredUpstreams(env: Env, upstreams: readonly UpstreamConfigSpec[]): string[] {
   return upstreams.map((u) => u.name).filter((n) => !env[`${envPrefixOf(n)}BASE_URL`]);
+}
+
+/**
+ * The interfaces `ATRIUM_UPSTREAMS` lists (trimmed, lower-cased, in declaration order), undefined when it is
+ * unset; names outside `known` go to `problems` with the rule.
+ */
+export function listedUpstreams(
+  env: Env,
+  known: readonly string[],
+  problems: string[] = [],
+): string[] | undefined {
+  const raw = env.ATRIUM_UPSTREAMS?.trim();
+  if (!raw) return undefined;
+  const names = raw
+    .split(',')
+    .map((n) => n.trim().toLowerCase())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length || names.length === 0)
+    problems.push(
+      `ATRIUM_UPSTREAMS (${unknown.length ? `unknown interface ${unknown.map((n) => `"${n}"`).join(', ')}` : 'empty'}: expected a comma-separated list of ${known.join(', ')})`,
+    );
+  return known.filter((n) => names.includes(n));
+}
+
+/**
+ * The interfaces this deployment serves: those ATRIUM_UPSTREAMS lists, or (unset) those whose base URL is
+ * configured and those the sandbox plays.
+ */
+export function servedUpstreams(
+  env: Env,
+  known: readonly string[],
+  sandboxed: readonly string[],
+  problems: string[] = [],
+): string[] {
+  const listed = listedUpstreams(env, known, problems);
+  if (listed) return listed;
+  return known.filter((n) => sandboxed.includes(n) || Boolean(env[`${envPrefixOf(n)}BASE_URL`]));
 }

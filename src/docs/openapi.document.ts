@@ -12,6 +12,7 @@ import {
 import { SCHEMA_NAME_MARKER } from './schema-name.js';
 import { addViewOperations } from '../views/view-docs.js';
 import { ViewsRegistry } from '../views/views.registry.js';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 
 // Assembly: the scanned document completed document-wide. What it adds (security, headers, errors, the
 // overview) lives in openapi-components.ts, openapi-errors.ts and openapi-info.ts.
@@ -85,7 +86,42 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   );
   // The views in force when the document is built (views are data: a reload is in /docs after a restart).
   const views = app.get(ViewsRegistry, { strict: false }).all();
-  return addViewOperations(finalizeDocument(scanned), views, CONSUMER_SECURITY);
+  const config = app.get<symbol, AtriumConfig>(ATRIUM_CONFIG, { strict: false });
+  const served = (name: string) => config.upstreams[name] !== undefined;
+  return addViewOperations(markUnserved(finalizeDocument(scanned), served), views, CONSUMER_SECURITY);
+}
+
+const NOT_SERVED = 'x-atrium-not-served';
+
+/**
+ * The operations and tags of interfaces this deployment does not serve (ATRIUM_UPSTREAMS) say so: their
+ * routes stay documented (the interface exists) but answer 404 UPSTREAM_NOT_CONFIGURED here.
+ */
+export function markUnserved(doc: OpenAPIObject, served: (upstream: string) => boolean): OpenAPIObject {
+  const unserved = new Set<string>();
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const m of METHODS) {
+      const op = (item as Record<string, unknown>)[m];
+      const upstream = isOperation(op)
+        ? (op[ROUTE_EXTENSION] as RouteExtension | undefined)?.upstream
+        : undefined;
+      if (upstream && !served(upstream)) unserved.add(upstream);
+    }
+  if (unserved.size === 0) return doc;
+  const note = 'Not served by this deployment (ATRIUM_UPSTREAMS): answers 404 `UPSTREAM_NOT_CONFIGURED`.';
+  for (const item of Object.values(doc.paths ?? {}))
+    for (const m of METHODS) {
+      const op = (item as Record<string, unknown>)[m];
+      if (!isOperation(op) || !op.tags?.some((t) => unserved.has(t))) continue;
+      op[NOT_SERVED] = true;
+      op.description = [note, op.description].filter(Boolean).join('\n\n');
+    }
+  for (const tag of doc.tags ?? [])
+    if (unserved.has(tag.name)) {
+      (tag as unknown as Record<string, unknown>)[NOT_SERVED] = true;
+      tag.description = [note, tag.description].filter(Boolean).join('\n\n');
+    }
+  return doc;
 }
 
 export function finalizeDocument(scanned: OpenAPIObject): OpenAPIObject {

@@ -91,9 +91,16 @@ export class ReadinessService implements BeforeApplicationShutdown {
     this.checks = redis ? [cacheCheck, redisCheck] : [cacheCheck];
   }
 
-  /** Draining: the load balancer should stop sending new requests here. */
-  beforeApplicationShutdown(): void {
+  /**
+   * Draining: `/health/ready` fails from now on so the load balancer stops sending new requests here, while
+   * the server still answers what it is sent (main.ts calls this on SIGTERM, before the drain delay).
+   */
+  drain(): void {
     this.shuttingDown = true;
+  }
+
+  beforeApplicationShutdown(): void {
+    this.drain();
   }
 
   async check(): Promise<{

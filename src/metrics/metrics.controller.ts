@@ -21,7 +21,7 @@ function digest(s: string): Buffer {
 @ApiTags('operations')
 @Controller('metrics')
 export class MetricsController {
-  private readonly tokenDigest?: Buffer;
+  private tokenDigest?: Buffer;
 
   constructor(
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
@@ -32,6 +32,11 @@ export class MetricsController {
       this.tokenDigest = digest(config.metricsToken);
       // A secret like the upstream keys: scrubbed from every log message and error.
       redactor.register(config.metricsToken);
+      // A token read from a file is replaced when the file changes (rotation without a restart).
+      config.secretFiles.live('ATRIUM_METRICS_TOKEN')?.onChange((t) => {
+        redactor.register(t);
+        this.tokenDigest = digest(t);
+      });
     }
   }
 

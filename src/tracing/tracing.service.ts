@@ -107,11 +107,13 @@ export class TracingService implements TracingStages, BeforeApplicationShutdown 
     const sdk = loadTracingSdk();
     const exporter = new sdk.OTLPTraceExporter({ url: `${t.endpoint}/v1/traces` });
     this.provider = new sdk.BasicTracerProvider({
-      resource: sdk.resourceFromAttributes({ [sdk.ATTR_SERVICE_NAME]: t.serviceName }),
+      resource: sdk.resourceFromAttributes({ ...t.resource, [sdk.ATTR_SERVICE_NAME]: t.serviceName }),
       spanProcessors: [new sdk.BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
     });
     this.tracer = this.provider.getTracer('atrium');
-    this.logger.log(`exporting spans to ${t.endpoint}/v1/traces as ${t.serviceName}`);
+    this.logger.log(
+      `exporting spans to ${t.endpoint}/v1/traces as ${t.serviceName} (instance ${t.resource['service.instance.id']})`,
+    );
   }
 
   get exporting(): boolean {

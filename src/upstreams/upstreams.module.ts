@@ -5,6 +5,7 @@ import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { ProxyModule } from '../proxy/proxy.module.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { createUpstreamController } from '../proxy/upstream-controller.factory.js';
+import { createNotConfiguredController } from './not-configured.controller.js';
 import { upstreamDefinitionOf, type UpstreamDeclaration } from './upstream-declaration.js';
 
 const UPSTREAM_DECLARATIONS = Symbol('UpstreamDeclarations');
@@ -29,12 +30,24 @@ function controllersOf(d: UpstreamDeclaration): Type<unknown>[] {
  */
 @Module({})
 export class UpstreamsModule implements OnModuleInit {
-  static forRoot(upstreams: readonly UpstreamDeclaration[]): DynamicModule {
+  /**
+   * `served` get their controllers and pipelines; `unserved` (not in ATRIUM_UPSTREAMS) keep their generated
+   * docs-only controller (their routes stay in /docs, marked) and answer every path under their prefixes
+   * with 404 UPSTREAM_NOT_CONFIGURED.
+   */
+  static forRoot(
+    served: readonly UpstreamDeclaration[],
+    unserved: readonly UpstreamDeclaration[] = [],
+  ): DynamicModule {
     return {
       module: UpstreamsModule,
       imports: [ProxyModule],
-      controllers: upstreams.flatMap(controllersOf),
-      providers: [{ provide: UPSTREAM_DECLARATIONS, useValue: upstreams }],
+      controllers: [
+        ...served.flatMap(controllersOf),
+        ...unserved.flatMap((d) => controllersOf(d).slice(-1)),
+        ...(unserved.length ? [createNotConfiguredController(unserved)] : []),
+      ],
+      providers: [{ provide: UPSTREAM_DECLARATIONS, useValue: served }],
     };
   }
 

@@ -35,6 +35,8 @@ export interface ViewRunInput {
   readonly caller: RouteCallerIdentity;
   readonly requestId: string;
   readonly timeoutMs: number;
+  /** Interfaces this deployment does not serve: their parts do not run (404 UPSTREAM_NOT_CONFIGURED). */
+  readonly unserved?: ReadonlySet<string>;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
@@ -183,6 +185,16 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
         envelope: env,
       };
     }
+    if (input.unserved?.has(part.upstream))
+      return madeError(
+        new GatewayError('UPSTREAM_NOT_CONFIGURED', {
+          upstream: part.upstream,
+          message: `Not run: this deployment does not serve the ${part.upstream} interface.`,
+        }),
+        partRequestId,
+        partStarted,
+        'skipped',
+      );
     const target = partUrl(part, ctx);
     if ('missing' in target)
       return madeError(

@@ -4,6 +4,7 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
@@ -11,6 +12,9 @@ import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import type { ViewDefinition, ViewSet } from './view-definition.js';
 import { loadViewsFile, ViewsFileError, type RouteCatalogEntry } from './views-file.js';
+
+/** The route tables of the interfaces this deployment does not serve (AppModule provides them). */
+export const UNSERVED_ROUTE_TABLES = Symbol('UnservedRouteTables');
 
 /** The shipped views, read when ATRIUM_VIEWS_FILE is unset (relative to the working directory, the repository). */
 export const DEFAULT_VIEWS_FILE = 'config/views.yaml';
@@ -31,6 +35,9 @@ export class ViewsRegistry implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     private readonly proxy: ProxyService,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
+    @Optional()
+    @Inject(UNSERVED_ROUTE_TABLES)
+    private readonly unserved: readonly RouteCatalogEntry[] = [],
   ) {}
 
   onApplicationBootstrap(): void {
@@ -76,7 +83,9 @@ export class ViewsRegistry implements OnApplicationBootstrap, OnApplicationShutd
     const path = resolve(configured ?? DEFAULT_VIEWS_FILE);
     // The shipped file is optional (an image without it has no views); a configured one must exist.
     if (!configured && !existsSync(path)) return { views: new Map(), source: 'none' };
-    const catalog: RouteCatalogEntry[] = this.proxy.all().map(({ def }) => def);
+    // Interfaces this deployment does not serve stay in the catalog: a view reading them still loads, and
+    // says in its answer that the interface is not served (ViewsService).
+    const catalog: RouteCatalogEntry[] = [...this.proxy.all().map(({ def }) => def), ...this.unserved];
     return loadViewsFile(path, catalog, { maxTimeoutMs: this.config.views.maxTimeoutMs });
   }
 }

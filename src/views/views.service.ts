@@ -19,6 +19,11 @@ export interface ViewCall {
   readonly ifNoneMatch?: string;
 }
 
+interface UnservedParts {
+  readonly names: ReadonlySet<string>;
+  readonly refusal?: { readonly upstream: string; readonly message: string };
+}
+
 /** What the controller sends: an answer, or 304 for a matching `If-None-Match`. */
 export type ViewResult = ViewAnswer & { readonly notModified: boolean };
 
@@ -68,6 +73,33 @@ export class ViewsService {
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
   ) {}
 
+  /** Per view (the config does not change): the interfaces it reads that are not served, once. */
+  private readonly unserved = new WeakMap<ViewDefinition, UnservedParts | null>();
+
+  private unservedOf(view: ViewDefinition): UnservedParts | null {
+    let u = this.unserved.get(view);
+    if (u === undefined) {
+      const names = new Set(view.parts.map((p) => p.upstream).filter((n) => !this.config.upstreams[n]));
+      const needed = [
+        ...new Set(view.parts.filter((p) => !p.optional && names.has(p.upstream)).map((p) => p.upstream)),
+      ];
+      u = names.size
+        ? {
+            names,
+            // A required part that cannot run: the view says so instead of answering without it.
+            refusal: needed.length
+              ? {
+                  upstream: needed[0],
+                  message: `View "${view.name}" needs the ${needed.join(' and ')} interface, which this deployment does not serve.`,
+                }
+              : undefined,
+          }
+        : null;
+      this.unserved.set(view, u);
+    }
+    return u;
+  }
+
   timeoutOf(view: ViewDefinition): number {
     return view.timeoutMs ?? this.config.views.timeoutMs;
   }
@@ -116,6 +148,8 @@ export class ViewsService {
       throw new GatewayError('NOT_FOUND', {
         message: `No view named "${call.name}"; GET /views lists them.`,
       });
+    const unserved = this.unservedOf(view);
+    if (unserved?.refusal) throw new GatewayError('UPSTREAM_NOT_CONFIGURED', unserved.refusal);
     const request = readViewRequest(view, call.query, {
       defaultMs: this.timeoutOf(view),
       maxMs: this.config.views.maxTimeoutMs,
@@ -126,6 +160,7 @@ export class ViewsService {
       caller: call.caller,
       requestId: call.requestId,
       timeoutMs: request.timeoutMs,
+      ...(unserved && { unserved: unserved.names }),
     });
     return this.answer(view, call, request.fields, run, started);
   }

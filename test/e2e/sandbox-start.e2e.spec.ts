@@ -88,7 +88,7 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
     expect(text).not.toContain('eighty');
   });
 
-  it('issue 12 item 1: one vendor and a consumers file, ATRIUM_SANDBOX unset: the boot fails naming the missing interfaces, never fakes', async () => {
+  it('issue 12 item 1: all four listed, one configured, a consumers file, ATRIUM_SANDBOX unset: the boot fails naming the missing interfaces, never fakes', async () => {
     const { spawnSync } = await import('node:child_process');
     const dir = mkdtempSync(join(tmpdir(), 'atrium-'));
     const file = join(dir, 'consumers.json');
@@ -107,6 +107,8 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
         PORT: '0',
         HOST: '127.0.0.1',
         ATRIUM_CONSUMERS_FILE: file,
+        // Unset, the interfaces with a base URL would be served (test/e2e/some-interfaces.e2e.spec.ts).
+        ATRIUM_UPSTREAMS: 'macro,company,documents,deals',
         UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9/v2',
         UPSTREAM_MACRO_TOKEN: 'sbx_macro_token_never_printed',
       }),

@@ -45,8 +45,13 @@ export async function startGateway(opts: StartGatewayOptions): Promise<GatewayHa
       unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
     }
   recordEnvSecrets(opts.env);
+  // Replicas sharing Redis need one link secret (the boot stops without it).
+  const link =
+    opts.env.REDIS_URL && !opts.env.ATRIUM_LINK_SECRET
+      ? { ATRIUM_LINK_SECRET: 'test-fleet-link-secret-0123456789abcdef' }
+      : {};
   const loaded = loadConfig(
-    { PORT: '0', HOST: '127.0.0.1', ...unused, ...opts.env },
+    { PORT: '0', HOST: '127.0.0.1', ...unused, ...link, ...opts.env },
     UPSTREAMS,
     opts.sandboxed ?? [],
   );

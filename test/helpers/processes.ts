@@ -20,12 +20,18 @@ export interface SpawnedGateway {
   stop(): Promise<number | null>;
 }
 
+/** The link secret of test fleets sharing Redis that set none. */
+export const TEST_LINK_SECRET = 'test-fleet-link-secret-0123456789abcdef';
+
 /** Environment without anything that would configure the gateway, so a test states all it needs. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env))
     if (!/^(UPSTREAM_|ATRIUM_|REDIS_URL$|PORT$|HOST$|LOG_LEVEL$)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
+  // No drain delay after SIGTERM unless a test asks for one (test/fleet/rolling-restart.fleet.spec.ts).
+  // Replicas sharing Redis need one link secret (the boot stops without it).
+  const link = extra.REDIS_URL && !extra.ATRIUM_LINK_SECRET ? { ATRIUM_LINK_SECRET: TEST_LINK_SECRET } : {};
+  return { ...env, ATRIUM_DRAIN_DELAY_MS: '0', ...link, ...extra };
 }
 
 /** Starts `node dist/main.js` and waits until it prints its listening line. */

@@ -115,14 +115,17 @@ describe('PinoNestLogger', () => {
   it('maps Nest levels and conventions (context last, stack before it) to pino', () => {
     const s = sink();
     const nest = new PinoNestLogger(createLogger({ level: 'trace', destination: s.stream }));
-    nest.log('started', 'NestApplication');
+    nest.log('started', 'Atrium');
     nest.error('failed', 'Error: x\n    at f (a.js:1:1)', 'ExceptionHandler');
     nest.error('only context', 'Proxy');
     nest.verbose('chatty');
     nest.warn({ message: 'object message', upstream: 'macro' }, 'Limits');
     nest.fatal(new Error('fatal boom'));
+    // Nest's boot chatter (a line per route) is debug: at info an operator reads the gateway's own lines.
+    nest.log('Mapped {/macro/feeds, GET} route', 'RouterExplorer');
     const lines = s.lines();
-    expect(lines[0]).toMatchObject({ level: 'info', msg: 'started', context: 'NestApplication' });
+    expect(lines[6]).toMatchObject({ level: 'debug', context: 'RouterExplorer' });
+    expect(lines[0]).toMatchObject({ level: 'info', msg: 'started', context: 'Atrium' });
     expect(lines[1]).toMatchObject({ level: 'error', msg: 'failed', context: 'ExceptionHandler' });
     expect(String(lines[1].stack)).toContain('at f (a.js:1:1)');
     expect(lines[2]).toMatchObject({ level: 'error', msg: 'only context', context: 'Proxy' });

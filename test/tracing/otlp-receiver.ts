@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
   status?: { code?: number; message?: string };
   service?: string;
+  /** The resource attributes of the batch it came in (service.name, service.instance.id, …). */
+  resource: Record<string, unknown>;
 }
 
 type KeyValue = { key: string; value: Record<string, unknown> };
@@ -39,7 +41,8 @@ export class OtlpReceiver {
         if (req.url === '/v1/traces' && req.method === 'POST') {
           const doc = JSON.parse(body.toString('utf8'));
           for (const rs of doc.resourceSpans ?? []) {
-            const service = attrs(rs.resource?.attributes)['service.name'] as string | undefined;
+            const resource = attrs(rs.resource?.attributes);
+            const service = resource['service.name'] as string | undefined;
             for (const ss of rs.scopeSpans ?? [])
               for (const s of ss.spans ?? [])
                 this.spans.push({
@@ -51,6 +54,7 @@ export class OtlpReceiver {
                   attributes: attrs(s.attributes),
                   status: s.status,
                   service,
+                  resource,
                 });
           }
           res.writeHead(200, { 'content-type': 'application/json' }).end('{}');

@@ -22,6 +22,7 @@ describe('traces exported over OTLP/HTTP', () => {
     env: () => ({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: 'atrium-under-test',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=data%20apps,service.name=ignored',
       UPSTREAM_MACRO_RETRY_ATTEMPTS: '2',
       UPSTREAM_MACRO_RETRY_BASE_MS: '10',
       UPSTREAM_MACRO_RETRY_MAX_BACKOFF_MS: '20',
@@ -61,6 +62,9 @@ describe('traces exported over OTLP/HTTP', () => {
     );
     const server = spans.find((s) => s.parentSpanId === parent)!;
     expect(server).toMatchObject({ name: 'GET macro.layout.table', service: 'atrium-under-test' });
+    // OTEL_RESOURCE_ATTRIBUTES honoured (OTEL_SERVICE_NAME wins for service.name), and an id per replica.
+    expect(server.resource).toMatchObject({ 'deployment.environment': 'test', team: 'data apps' });
+    expect(server.resource['service.instance.id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(server.attributes).toMatchObject({
       'http.response.status_code': 200,
       'atrium.consumer': 'traced-app',

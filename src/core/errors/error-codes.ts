@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'FORBIDDEN'
   | 'UPSTREAM_FORBIDDEN'
   | 'NOT_FOUND'
+  | 'UPSTREAM_NOT_CONFIGURED'
   | 'METHOD_NOT_ALLOWED'
   | 'REQUEST_TIMEOUT'
   | 'CONFLICT'
@@ -30,6 +31,7 @@ export const ERROR_STATUS = {
   FORBIDDEN: 403,
   UPSTREAM_FORBIDDEN: 403,
   NOT_FOUND: 404,
+  UPSTREAM_NOT_CONFIGURED: 404,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
@@ -56,6 +58,7 @@ export const ERROR_RETRYABLE = {
   FORBIDDEN: false,
   UPSTREAM_FORBIDDEN: false,
   NOT_FOUND: false,
+  UPSTREAM_NOT_CONFIGURED: false,
   METHOD_NOT_ALLOWED: false,
   REQUEST_TIMEOUT: false,
   CONFLICT: false,
@@ -81,6 +84,7 @@ export const ERROR_MESSAGE = {
   FORBIDDEN: 'This consumer may not use this interface or method.',
   UPSTREAM_FORBIDDEN: 'The subscription does not cover this data.',
   NOT_FOUND: 'Not found.',
+  UPSTREAM_NOT_CONFIGURED: 'This deployment does not serve this interface.',
   METHOD_NOT_ALLOWED: 'This method is not allowed on this path.',
   REQUEST_TIMEOUT: 'The request was not received in time.',
   CONFLICT: 'The request conflicts with the current state of the resource.',

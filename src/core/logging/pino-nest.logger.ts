@@ -5,6 +5,18 @@ import { scrubLogText, type AtriumLogger } from './logger.factory.js';
 const STACK = /^.*\n\s+at .+/s;
 
 /**
+ * Nest's boot lines (a line per module, controller and route: about 200): debug, so what an operator reads
+ * at info is the gateway's own few lines.
+ */
+const BOOT_CHATTER = new Set([
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestFactory',
+  'NestApplication',
+]);
+
+/**
  * Nest's logger, backed by the gateway's pino logger: every framework and module message becomes one JSON
  * line at the matching level (`log` → info, `verbose` → trace), with its context, scrubbed like the rest.
  * Passed to NestFactory.create in main.ts, so boot errors are printed as well.
@@ -13,7 +25,8 @@ export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: AtriumLogger) {}
 
   log(message: unknown, ...params: unknown[]): void {
-    this.write('info', message, params);
+    const context = params[params.length - 1];
+    this.write(typeof context === 'string' && BOOT_CHATTER.has(context) ? 'debug' : 'info', message, params);
   }
   error(message: unknown, ...params: unknown[]): void {
     this.write('error', message, params, true);

@@ -31,7 +31,8 @@ export interface FakeMacroOptions {
 }
 
 export class FakeMacroUpstream extends FakeUpstream {
-  readonly token: string;
+  /** The key the vendor accepts; `rotateToken` replaces it. */
+  token: string;
   private readonly username?: string;
   private readonly password?: string;
   private readonly router = new FakeRouter<MacroHandler>();
@@ -44,6 +45,11 @@ export class FakeMacroUpstream extends FakeUpstream {
     this.username = opts.username;
     this.password = opts.password;
     this.registerRoutes();
+  }
+
+  /** A new key generated at the vendor: the old one is refused from now on (the spec, part 5). */
+  rotateToken(next: string): void {
+    this.token = next;
   }
 
   protected override resetState(): void {

@@ -14,5 +14,5 @@ export const companyUpstream = defineUpstream({
   formats: ['json'],
   config: { credentials: 'token' },
   // The vendor takes its key as the `token` query parameter on every call (upstreams.md §3).
-  credentials: (u) => new QueryTokenCredentials('token', u.token!),
+  credentials: (u, { redactor }) => new QueryTokenCredentials('token', u.tokenSecret ?? u.token!, redactor),
 });

@@ -22,6 +22,6 @@ export const macroUpstream = defineUpstream({
   errorShape: () => macroErrorFields,
   config: { credentials: 'token' },
   // The vendor documents `token` in the query for every operation (spec §5).
-  credentials: (u) => new QueryTokenCredentials('token', u.token!),
+  credentials: (u, { redactor }) => new QueryTokenCredentials('token', u.tokenSecret ?? u.token!, redactor),
   controllers: [createMacroLoginController(prefixes)],
 });

@@ -24,6 +24,7 @@ export function emisCredentials(
       baseUrl: u.baseUrl,
       username: u.username,
       password: u.password,
+      ...(u.passwordSecret && { passwordSecret: u.passwordSecret }),
       sessionTtlMs: u.sessionTtlMs,
       refreshMarginMs: u.sessionRefreshMarginMs,
       backoffMs: u.loginBackoffMs,
@@ -33,7 +34,7 @@ export function emisCredentials(
       redactor,
     });
   if (!u.token) throw new Error(`${u.name}: a token or a username and password are required`);
-  return new QueryTokenCredentials('token', u.token);
+  return new QueryTokenCredentials('token', u.tokenSecret ?? u.token, redactor);
 }
 
 /**

@@ -7,6 +7,7 @@ import type { ProxyRequest, UpstreamCredentials } from '../../proxy/pipeline.typ
 import { transportError, transportFailureOf } from '../../proxy/transport/transport-errors.js';
 import { emisErrorMapper } from './emis-error.mapper.js';
 import { credentialIdOf } from './static-token.credentials.js';
+import type { LiveSecret } from '../../config/atrium-config.js';
 
 export interface EmisSessionOptions {
   /** Upstream name (`documents`), for errors and logs. */
@@ -17,6 +18,8 @@ export interface EmisSessionOptions {
   readonly baseUrl: string;
   readonly username: string;
   readonly password: string;
+  /** The password kept current from its file: a change is used by the next login, at once. */
+  readonly passwordSecret?: LiveSecret;
   /** Assumed lifetime of a session (the vendor's last a day). */
   readonly sessionTtlMs: number;
   /** Renew this long before the assumed expiry. */
@@ -98,6 +101,7 @@ export class EmisSessionCredentials implements UpstreamCredentials {
   /** Login calls made (successful or not) and successful ones: operator facts and tests. */
   loginAttempts = 0;
   logins = 0;
+  private password: string;
 
   constructor(private readonly opts: EmisSessionOptions) {
     const url = validate(opts);
@@ -114,8 +118,16 @@ export class EmisSessionCredentials implements UpstreamCredentials {
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     });
+    this.password = opts.password;
     opts.redactor.register(opts.password);
     this.list = [opts.password];
+    opts.passwordSecret?.onChange((next) => {
+      opts.redactor.register(next);
+      this.password = next;
+      // A login refused with the old password is not waited out: the new one is tried by the next call.
+      this.blockedUntil = 0;
+      this.refreshList();
+    });
   }
 
   inject(req: ProxyRequest): void | Promise<void> {
@@ -279,7 +291,7 @@ export class EmisSessionCredentials implements UpstreamCredentials {
   }
 
   private refreshList(): void {
-    const l = [this.opts.password];
+    const l = [this.password];
     if (this.current) l.push(this.current.id);
     if (this.retiredId && this.retiredId !== this.current?.id) l.push(this.retiredId);
     this.list = l;
@@ -338,7 +350,7 @@ export class EmisSessionCredentials implements UpstreamCredentials {
   private async callLogin(): Promise<string> {
     const { status, body } = await this.post('Auth/login', {
       username: this.opts.username,
-      password: this.opts.password,
+      password: this.password,
     });
     let parsed: unknown;
     try {
