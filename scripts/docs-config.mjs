@@ -30,9 +30,9 @@ const GATEWAY = {
   },
   ATRIUM_REDIS_PREFIX: { meaning: 'prefix of every Redis key and channel of this fleet' },
   ATRIUM_CONSUMERS_FILE: {
-    default: '– (required outside sandbox, unless `REDIS_URL` is set)',
+    default: '– (required outside sandbox, unless `DATABASE_URL` is set)',
     meaning:
-      'path of the consumers file ([below](#consumers-and-keys)); with Redis it only seeds an empty consumer store',
+      'path of the consumers file ([below](#consumers-and-keys)); with a database it only seeds an empty one',
   },
   ATRIUM_SANDBOX: {
     meaning:
@@ -120,6 +120,19 @@ const GATEWAY = {
       'OpenTelemetry collector, OTLP over HTTP (`http://otel-collector:4318`; spans go to `/v1/traces`); unset: trace context is still propagated, nothing recorded',
   },
   OTEL_SERVICE_NAME: { meaning: '`service.name` of the exported spans' },
+  DATABASE_URL: {
+    default: '– (the consumers file is the source)',
+    meaning:
+      'PostgreSQL, the system of record (`postgres://user:password@host:5432/atrium`, secret): consumers, key digests, the audit trail and the usage ledger ([operations](operations.md#state))',
+  },
+  ATRIUM_DATABASE_MIGRATE: {
+    meaning:
+      '`boot`: pending migrations run at start (one replica at a time); `off`: only by `npm run db:migrate`',
+  },
+  ATRIUM_USAGE_BUFFER_ROWS: {
+    meaning:
+      'usage rows kept in memory while the database is away (written when it is back); rows past it are dropped and counted in `atrium_usage_rows_dropped_total`',
+  },
 };
 
 const UPSTREAM = {

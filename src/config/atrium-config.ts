@@ -83,6 +83,16 @@ export interface AtriumConfig {
   /** Span export over OTLP/HTTP; undefined → traces are propagated but no span is recorded. */
   readonly tracing?: { readonly endpoint: string; readonly serviceName: string };
   readonly upstreams: Readonly<Record<string, UpstreamConfig>>;
+  /** PostgreSQL, the system of record of consumers and usage; undefined → the consumers file (or Redis). */
+  readonly database?: DatabaseConfig;
+}
+
+export interface DatabaseConfig {
+  readonly url: string;
+  /** Run pending migrations at boot, or leave them to `npm run db:migrate`. */
+  readonly migrateAtBoot: boolean;
+  /** Usage rows kept while the database is away. */
+  readonly usageBufferRows: number;
 }
 
 /**
@@ -174,6 +184,13 @@ export function loadConfig(
       ? { endpoint: g.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), serviceName: g.OTEL_SERVICE_NAME }
       : undefined,
     upstreams: configs,
+    database: g.DATABASE_URL
+      ? {
+          url: g.DATABASE_URL,
+          migrateAtBoot: g.ATRIUM_DATABASE_MIGRATE === 'boot',
+          usageBufferRows: g.ATRIUM_USAGE_BUFFER_ROWS,
+        }
+      : undefined,
   };
 }
 

@@ -67,4 +67,13 @@ export class GatewayEnv {
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   @IsString() @MinLength(1) OTEL_SERVICE_NAME = 'atrium';
+  // State (docs/operations.md "State"): PostgreSQL holds consumers, keys, the audit trail and usage.
+  /** `postgres://user:password@host:5432/db` (a secret: no default); unset → the consumers file is the source. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['postgres', 'postgresql'], require_protocol: true })
+  DATABASE_URL?: string;
+  /** `boot`: pending migrations run at start (under node-pg-migrate's lock); `off`: `npm run db:migrate` only. */
+  @IsIn(['boot', 'off']) ATRIUM_DATABASE_MIGRATE = 'boot';
+  /** Usage rows kept in memory while the database is away; counts past this bound are dropped and counted. */
+  @Type(() => Number) @IsInt() @Min(100) @Max(10_000_000) ATRIUM_USAGE_BUFFER_ROWS = 100_000;
 }
