@@ -129,6 +129,30 @@ const GATEWAY = {
     meaning:
       '`boot`: pending migrations run at start (one replica at a time); `off`: only by `npm run db:migrate`',
   },
+  REDIS_SENTINELS: {
+    default: '– (one server: `REDIS_URL`)',
+    meaning: 'Redis Sentinel instead of `REDIS_URL`: the sentinels, comma-separated `host:port`',
+  },
+  REDIS_SENTINEL_MASTER: {
+    default: '–',
+    meaning: 'the master name the sentinels monitor (with `REDIS_SENTINELS`)',
+  },
+  REDIS_USERNAME: {
+    default: '–',
+    meaning: 'ACL user of the Redis servers in Sentinel mode (`REDIS_URL` carries its own)',
+  },
+  REDIS_PASSWORD: { default: '–', meaning: 'password of the Redis servers in Sentinel mode (secret)' },
+  REDIS_SENTINEL_PASSWORD: {
+    default: '–',
+    meaning: 'password of the sentinels, when they require one (secret)',
+  },
+  REDIS_TLS: {
+    meaning: '`on`: TLS to the servers and sentinels in Sentinel mode (`REDIS_URL` says it by `rediss://`)',
+  },
+  ATRIUM_REDIS_COMMAND_TIMEOUT_MS: {
+    meaning:
+      'longest wait for one command of the shared Redis client (the cache has its own, `ATRIUM_CACHE_REDIS_TIMEOUT_MS`)',
+  },
   ATRIUM_USAGE_BUFFER_ROWS: {
     meaning:
       'usage rows kept in memory while the database is away (written when it is back); rows past it are dropped and counted in `atrium_usage_rows_dropped_total`',

@@ -48,7 +48,7 @@ async function bootstrap(onListening: () => void): Promise<void> {
   else if (sandbox) {
     demoKey = env.ATRIUM_DEMO_KEY || sandboxKey('demo');
     consumers = [demoConsumer(demoKey, UPSTREAM_NAMES)];
-  } else if (config.database || config.redisUrl)
+  } else if (config.database || config.redis)
     // Consumers live in the database (or Redis): loaded by ConsumerRegistry before listening.
     consumers = [];
   else
