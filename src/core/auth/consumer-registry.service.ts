@@ -122,6 +122,11 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
     }
     if (this.db) return this.bootFromDatabase(this.db);
     if (!this.redis || !this.repo) return;
+    // Redis may evict or restart empty: it should hold only what may be lost (docs/operations.md "State").
+    this.logger.warn(
+      'consumers are kept in Redis (no DATABASE_URL): set DATABASE_URL and run `npm run consumers:to-database` ' +
+        'so that an eviction or a Redis restart cannot lose them',
+    );
     this.subscribe(this.redis);
     if (await this.redisReady(this.redis)) await this.syncFromRedis(true);
     else
