@@ -6,6 +6,7 @@
 //   e2e         *.e2e.spec.ts            the whole gateway, in-process or as `node dist/main.js`
 //   redis       *.redis.spec.ts          shared state in a real Redis
 //   fleet       *.fleet.spec.ts          several gateway processes + Redis
+//   postgres    *.postgres.spec.ts       the system of record in a real PostgreSQL (a database per file)
 //   browser     *.chromium.spec.ts       Debian's headless Chromium
 //   bench-smoke test/bench/*.smoke.spec.ts  one short run of the benchmark harness
 //   hardening   test/hardening/**        faults, fleet faults, fuzzing, leaks, defect regressions
@@ -25,7 +26,7 @@ const swc = [
   },
 ];
 
-const TIER_SUFFIX = /\.(e2e|redis|fleet|chromium|smoke|deploy)\.spec\.ts$/;
+const TIER_SUFFIX = /\.(e2e|redis|fleet|postgres|chromium|smoke|deploy)\.spec\.ts$/;
 
 /** Settings every tier shares. */
 const base = {
@@ -35,7 +36,7 @@ const base = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   // ESM-only packages are transformed wherever npm puts them (light-my-request nests its own `cookie`).
   transformIgnorePatterns: [
-    '^(?!.*/node_modules/(@nestjs|@apidevtools|file-type|content-disposition|cookie)/).*/node_modules/',
+    '^(?!.*/node_modules/(@nestjs|@apidevtools|file-type|content-disposition|cookie|node-pg-migrate)/).*/node_modules/',
   ],
   setupFiles: ['reflect-metadata'],
   // Every run captures all gateway logs and scans them for keys afterwards (test/observability/log-capture.ts).
@@ -66,6 +67,10 @@ module.exports = {
     }),
     tier('redis', ['**/*.redis.spec.ts'], { testPathIgnorePatterns: ['/node_modules/', '/test/hardening/'] }),
     tier('fleet', ['**/*.fleet.spec.ts'], {
+      ...builds,
+      testPathIgnorePatterns: ['/node_modules/', '/test/hardening/'],
+    }),
+    tier('postgres', ['**/*.postgres.spec.ts'], {
       ...builds,
       testPathIgnorePatterns: ['/node_modules/', '/test/hardening/'],
     }),

@@ -22,6 +22,7 @@ const REQUIRED = [
   'ATRIUM_METRICS_TOKEN',
   'ATRIUM_LINK_SECRET',
   'REDIS_PASSWORD',
+  'POSTGRES_PASSWORD',
   'ATRIUM_CONSUMERS_FILE_HOST',
 ];
 /** Vendor keys travel in the env file (the gateway names a missing one at boot): filled in as an operator would. */
@@ -67,7 +68,8 @@ writeFileSync(
 function baseEnv() {
   const env = {};
   for (const [k, v] of Object.entries(process.env))
-    if (!REQUIRED.includes(k) && !/^(UPSTREAM_|ATRIUM_|REDIS_|COMPOSE_)/.test(k)) env[k] = v;
+    if (!REQUIRED.includes(k) && !/^(UPSTREAM_|ATRIUM_|REDIS_|POSTGRES_|DATABASE_|COMPOSE_)/.test(k))
+      env[k] = v;
   env.ATRIUM_ENV_FILE = exampleEnv;
   return env;
 }
@@ -126,6 +128,20 @@ const services = doc.services ?? {};
 const names = Object.keys(services);
 const gateways = names.filter((n) => services[n].image === 'atrium:local' || services[n].build);
 check(names.includes('redis'), 'a redis service');
+check(names.includes('postgres'), 'a postgres service');
+// State that may not be lost lives in PostgreSQL on a volume; Redis holds only what may be.
+const pg = services.postgres ?? {};
+check(
+  (pg.volumes ?? []).some((v) => (typeof v === 'string' ? v : v.target).includes('/var/lib/postgresql/data')),
+  'postgres: its data on a volume',
+);
+check(
+  pg.environment?.POSTGRES_PASSWORD === placeholders.POSTGRES_PASSWORD,
+  'postgres: password from the environment',
+);
+const redisCommand = [].concat(services.redis?.command ?? []).join(' ');
+check(/--save ""/.test(redisCommand) && /--appendonly no/.test(redisCommand), 'redis: persists nothing');
+check(/--maxmemory-policy allkeys-lru/.test(redisCommand), 'redis: evicts under memory pressure');
 check(gateways.length >= 2, `at least two gateway replicas (${gateways.join(', ')})`);
 
 const published = names.filter((n) => (services[n].ports ?? []).length > 0);
@@ -156,6 +172,12 @@ for (const g of gateways) {
     `${g}: REDIS_URL points at the redis service`,
   );
   check(env.ATRIUM_SANDBOX === 'off', `${g}: sandbox off`);
+  check(
+    /^postgres(ql)?:\/\/atrium:[^@]+@postgres:5432\/atrium$/.test(env.DATABASE_URL ?? '') &&
+      env.DATABASE_URL.includes(placeholders.POSTGRES_PASSWORD),
+    `${g}: DATABASE_URL points at the postgres service, password from the environment`,
+  );
+  check(Object.keys(services[g].depends_on ?? {}).includes('postgres'), `${g}: waits for postgres`);
   for (const name of ['ATRIUM_OPERATOR_TOKEN', 'ATRIUM_METRICS_TOKEN'])
     check(env[name] === placeholders[name], `${g}: ${name} comes from the environment (required)`);
   for (const [name, value] of Object.entries(FROM_ENV_FILE))

@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const ASSET_DIRS = ['console/assets'];
+const ASSET_DIRS = ['console/assets', 'database/migrations'];
 
 for (const dir of ASSET_DIRS) {
   const target = join(root, 'dist', dir);

@@ -31,9 +31,9 @@ const GATEWAY = {
   },
   ATRIUM_REDIS_PREFIX: { meaning: 'prefix of every Redis key and channel of this fleet' },
   ATRIUM_CONSUMERS_FILE: {
-    default: '– (required outside sandbox, unless `REDIS_URL` is set)',
+    default: '– (required outside sandbox, unless `DATABASE_URL` is set)',
     meaning:
-      'path of the consumers file ([below](#consumers-and-keys)); with Redis it only seeds an empty consumer store',
+      'path of the consumers file ([below](#consumers-and-keys)); with a database it only seeds an empty one',
   },
   ATRIUM_SANDBOX: {
     meaning:
@@ -135,6 +135,43 @@ const GATEWAY = {
   OTEL_RESOURCE_ATTRIBUTES: {
     meaning:
       'more resource attributes of the exported spans (`deployment.environment=prod,k8s.pod.name=…`, values percent-encoded); each replica adds a `service.instance.id` of its own unless this sets one',
+  },
+  DATABASE_URL: {
+    default: '– (the consumers file is the source)',
+    meaning:
+      'PostgreSQL, the system of record (`postgres://user:password@host:5432/atrium`, secret): consumers, key digests, the audit trail and the usage ledger ([operations](operations.md#state))',
+  },
+  ATRIUM_DATABASE_MIGRATE: {
+    meaning:
+      '`boot`: pending migrations run at start (one replica at a time); `off`: only by `npm run db:migrate`',
+  },
+  REDIS_SENTINELS: {
+    default: '– (one server: `REDIS_URL`)',
+    meaning: 'Redis Sentinel instead of `REDIS_URL`: the sentinels, comma-separated `host:port`',
+  },
+  REDIS_SENTINEL_MASTER: {
+    default: '–',
+    meaning: 'the master name the sentinels monitor (with `REDIS_SENTINELS`)',
+  },
+  REDIS_USERNAME: {
+    default: '–',
+    meaning: 'ACL user of the Redis servers in Sentinel mode (`REDIS_URL` carries its own)',
+  },
+  REDIS_PASSWORD: { default: '–', meaning: 'password of the Redis servers in Sentinel mode (secret)' },
+  REDIS_SENTINEL_PASSWORD: {
+    default: '–',
+    meaning: 'password of the sentinels, when they require one (secret)',
+  },
+  REDIS_TLS: {
+    meaning: '`on`: TLS to the servers and sentinels in Sentinel mode (`REDIS_URL` says it by `rediss://`)',
+  },
+  ATRIUM_REDIS_COMMAND_TIMEOUT_MS: {
+    meaning:
+      'longest wait for one command of the shared Redis client (the cache has its own, `ATRIUM_CACHE_REDIS_TIMEOUT_MS`)',
+  },
+  ATRIUM_USAGE_BUFFER_ROWS: {
+    meaning:
+      'usage rows kept in memory while the database is away (written when it is back); rows past it are dropped and counted in `atrium_usage_rows_dropped_total`',
   },
 };
 

@@ -7,6 +7,7 @@ import { ConsoleModule } from './console/console.module.js';
 import type { Consumer } from './core/auth/consumer.js';
 import { CoreModule } from './core/core.module.js';
 import { CorsModule } from './core/cors/cors.module.js';
+import { DatabaseModule } from './database/database.module.js';
 import type { AtriumLogger } from './core/logging/logger.factory.js';
 import { LoggingModule } from './core/logging/logging.module.js';
 import { HealthModule } from './health/health.module.js';
@@ -60,6 +61,7 @@ export class AppModule {
         ProxyModule,
         HealthModule,
         RedisModule,
+        DatabaseModule,
         UsageModule,
         TracingModule,
         UpstreamsModule.forRoot(...servedAndUnserved(options)),

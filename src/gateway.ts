@@ -57,12 +57,12 @@ async function bootstrap(onListening: () => void): Promise<void> {
   else if (sandbox) {
     demoKey = env.ATRIUM_DEMO_KEY || sandboxKey('demo');
     consumers = [demoConsumer(demoKey, UPSTREAM_NAMES)];
-  } else if (config.redisUrl)
-    // Consumers live in Redis (README "Consumers at run time"): loaded by ConsumerRegistry before listening.
+  } else if (config.database || config.redis)
+    // Consumers live in the database (or Redis): loaded by ConsumerRegistry before listening.
     consumers = [];
   else
     throw new ConfigError(
-      'Invalid configuration: ATRIUM_CONSUMERS_FILE (required outside sandbox mode without REDIS_URL)',
+      'Invalid configuration: ATRIUM_CONSUMERS_FILE (required outside sandbox mode without DATABASE_URL)',
     );
 
   // One pino logger for Nest's own messages (boot errors included) and the per-request lines: JSON on

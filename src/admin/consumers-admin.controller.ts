@@ -83,8 +83,8 @@ function actorOf(req: FastifyRequest): { actor: string; ip: string } {
 /**
  * Consumers at run time (README "Consumers at run time"): list, get, create, update, disable/enable,
  * delete, and key rotation (add a key, schedule or retire one). Behind the operator token. Every change is
- * validated like the consumers file, applied through the ConsumerRegistry (Redis and pub/sub in a fleet)
- * and written to one `Audit` log line: who, what, which fields or key id, never a key or a digest.
+ * validated like the consumers file, applied through the ConsumerRegistry (PostgreSQL and NOTIFY in a
+ * fleet, with an audit row in the same transaction) and written to one `Audit` log line: who, what, which fields or key id, never a key or a digest.
  */
 @Public()
 @UseGuards(AdminTokenGuard)
@@ -302,7 +302,8 @@ export class ConsumersAdminController {
   ): Promise<Consumer | null> {
     let result: Consumer | null;
     try {
-      result = await this.registry.change(id, fn);
+      // With a database the audit row is written in the change's own transaction.
+      result = await this.registry.change(id, fn, { ...actorOf(req), action, detail });
     } catch (e) {
       if (e instanceof ConsumersFileError) throw invalidBody(e.message.replace(/^consumers file: /, ''));
       throw e;

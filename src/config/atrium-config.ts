@@ -109,6 +109,66 @@ export interface AtriumConfig {
   readonly warnings: readonly string[];
   /** The secrets read from `<NAME>_FILE`, kept current once main.ts starts watching them. */
   readonly secretFiles: SecretFiles;
+  /** Redis (one server or Sentinel); undefined → no Redis (state in the process). */
+  readonly redis?: RedisConnectionConfig;
+  /** PostgreSQL, the system of record of consumers and usage; undefined → the consumers file (or Redis). */
+  readonly database?: DatabaseConfig;
+}
+
+/** How the fleet reaches Redis: one server by URL, or the master a set of sentinels names. */
+export type RedisConnectionConfig = (
+  | { readonly kind: 'url'; readonly url: string }
+  | {
+      readonly kind: 'sentinel';
+      readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+      readonly master: string;
+      readonly username?: string;
+      readonly password?: string;
+      readonly sentinelPassword?: string;
+      readonly tls: boolean;
+    }
+) & { readonly commandTimeoutMs: number };
+
+/** `host:port,host:port`, or undefined when any part is not one. */
+export function parseHostPorts(text: string): Array<{ host: string; port: number }> | undefined {
+  const out: Array<{ host: string; port: number }> = [];
+  for (const part of text.split(',').map((p) => p.trim())) {
+    const m = /^([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(part);
+    const port = m ? Number(m[2]) : 0;
+    if (!m || port < 1 || port > 65535) return undefined;
+    out.push({ host: m[1].replace(/^\[|\]$/g, ''), port });
+  }
+  return out.length ? out : undefined;
+}
+
+function redisConnection(g: GatewayEnv, problems: string[]): RedisConnectionConfig | undefined {
+  const commandTimeoutMs = g.ATRIUM_REDIS_COMMAND_TIMEOUT_MS;
+  if (g.REDIS_SENTINELS || g.REDIS_SENTINEL_MASTER) {
+    const sentinels = g.REDIS_SENTINELS ? parseHostPorts(g.REDIS_SENTINELS) : undefined;
+    if (!sentinels) problems.push('REDIS_SENTINELS (expected host:port, comma-separated)');
+    if (!g.REDIS_SENTINEL_MASTER) problems.push('REDIS_SENTINEL_MASTER (required with REDIS_SENTINELS)');
+    if (g.REDIS_URL) problems.push('REDIS_URL (set either REDIS_URL or REDIS_SENTINELS, not both)');
+    if (!sentinels || !g.REDIS_SENTINEL_MASTER) return undefined;
+    return {
+      kind: 'sentinel',
+      sentinels,
+      master: g.REDIS_SENTINEL_MASTER,
+      username: g.REDIS_USERNAME,
+      password: g.REDIS_PASSWORD,
+      sentinelPassword: g.REDIS_SENTINEL_PASSWORD,
+      tls: g.REDIS_TLS === 'on',
+      commandTimeoutMs,
+    };
+  }
+  return g.REDIS_URL ? { kind: 'url', url: g.REDIS_URL, commandTimeoutMs } : undefined;
+}
+
+export interface DatabaseConfig {
+  readonly url: string;
+  /** Run pending migrations at boot, or leave them to `npm run db:migrate`. */
+  readonly migrateAtBoot: boolean;
+  /** Usage rows kept while the database is away. */
+  readonly usageBufferRows: number;
 }
 
 /**
@@ -187,6 +247,7 @@ export function loadConfig(
     );
   const trustedProxies = parseTrustedProxies(env.ATRIUM_TRUSTED_PROXIES);
   if (!trustedProxies) problems.push('ATRIUM_TRUSTED_PROXIES (expected addresses or CIDRs, comma-separated)');
+  const redis = g ? redisConnection(g, problems) : undefined;
   if (problems.length || !g || !ttlOverrides || !trustedProxies || !resourceAttributes)
     throw new ConfigError('Invalid configuration: ' + problems.join(', '));
   return {
@@ -250,6 +311,14 @@ export function loadConfig(
     upstreams: configs,
     warnings,
     secretFiles,
+    redis,
+    database: g.DATABASE_URL
+      ? {
+          url: g.DATABASE_URL,
+          migrateAtBoot: g.ATRIUM_DATABASE_MIGRATE === 'boot',
+          usageBufferRows: g.ATRIUM_USAGE_BUFFER_ROWS,
+        }
+      : undefined,
   };
 }
 

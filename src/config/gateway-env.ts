@@ -73,4 +73,28 @@ export class GatewayEnv {
   @IsString() @MinLength(1) OTEL_SERVICE_NAME = 'atrium';
   /** More resource attributes of the exported spans (`deployment.environment=prod,k8s.pod.name=…`). */
   @IsOptional() @IsString() OTEL_RESOURCE_ATTRIBUTES?: string;
+  // State (docs/operations.md "State"): PostgreSQL holds consumers, keys, the audit trail and usage.
+  /** `postgres://user:password@host:5432/db` (a secret: no default); unset → the consumers file is the source. */
+  @IsOptional()
+  @IsUrl({ require_tld: false, protocols: ['postgres', 'postgresql'], require_protocol: true })
+  DATABASE_URL?: string;
+  /** `boot`: pending migrations run at start (under node-pg-migrate's lock); `off`: `npm run db:migrate` only. */
+  @IsIn(['boot', 'off']) ATRIUM_DATABASE_MIGRATE = 'boot';
+  /** Usage rows kept in memory while the database is away; counts past this bound are dropped and counted. */
+  @Type(() => Number) @IsInt() @Min(100) @Max(10_000_000) ATRIUM_USAGE_BUFFER_ROWS = 100_000;
+  // Redis topology (docs/operations.md "State"): one server (REDIS_URL) or Sentinel, with auth and TLS.
+  /** Sentinels, comma-separated `host:port`; with REDIS_SENTINEL_MASTER, instead of REDIS_URL. */
+  @IsOptional() @IsString() @MinLength(3) REDIS_SENTINELS?: string;
+  /** The master's name the sentinels monitor. */
+  @IsOptional() @IsString() @MinLength(1) REDIS_SENTINEL_MASTER?: string;
+  /** ACL user of the Redis servers (Sentinel mode; REDIS_URL carries its own). */
+  @IsOptional() @IsString() @MinLength(1) REDIS_USERNAME?: string;
+  /** Password of the Redis servers (Sentinel mode; secret: no default). */
+  @IsOptional() @IsString() @MinLength(1) REDIS_PASSWORD?: string;
+  /** Password of the sentinels themselves, when they require one (secret: no default). */
+  @IsOptional() @IsString() @MinLength(1) REDIS_SENTINEL_PASSWORD?: string;
+  /** `on`: TLS to the servers and the sentinels (REDIS_URL says it by `rediss://`). */
+  @IsIn(['on', 'off']) REDIS_TLS = 'off';
+  /** Longest wait for any one Redis command of the shared client: a dead Redis never holds a request long. */
+  @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_REDIS_COMMAND_TIMEOUT_MS = 100;
 }

@@ -380,7 +380,7 @@ export class ConsoleStateService {
         uptimeSeconds: Math.round(process.uptime()),
         status: report ? report.status : 'unknown',
         sandbox: Object.values(this.config.upstreams).some((u) => u.sandbox),
-        redis: this.config.redisUrl ? (redisCheck?.ok ? 'ok' : 'down') : 'off',
+        redis: this.config.redis ? (redisCheck?.ok ? 'ok' : 'down') : 'off',
       },
       windowSeconds,
       upstreams,

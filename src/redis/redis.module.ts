@@ -7,25 +7,45 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { createRequire } from 'node:module';
-import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import { ATRIUM_CONFIG, type AtriumConfig, type RedisConnectionConfig } from '../config/atrium-config.js';
 import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
 
 export { REDIS_CLIENT } from '../core/ports/redis.port.js';
 
-export function createRedisClient(url: string): Redis {
-  // Loaded on first use: a gateway without REDIS_URL never holds the client library in memory.
-  const { Redis: RedisClass } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-  return new RedisClass(url, {
+/** The client's options for a connection: one server by URL, or the master named by sentinels. */
+export function redisOptions(c: RedisConnectionConfig): RedisOptions {
+  const base: RedisOptions = {
     // Short timeouts and no offline queue: a slow or absent Redis must fail a call fast, never stall a request.
     connectTimeout: 1000,
-    commandTimeout: 250,
+    commandTimeout: c.commandTimeoutMs,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     retryStrategy: (times) => Math.min(times * 200, 2000),
     lazyConnect: false,
-  });
+  };
+  if (c.kind === 'url') return base;
+  return {
+    ...base,
+    sentinels: c.sentinels.map((s) => ({ host: s.host, port: s.port })),
+    name: c.master,
+    ...(c.username ? { username: c.username } : {}),
+    ...(c.password ? { password: c.password } : {}),
+    ...(c.sentinelPassword ? { sentinelPassword: c.sentinelPassword } : {}),
+    ...(c.tls ? { tls: {}, enableTLSForSentinelMode: true, sentinelTLS: {} } : {}),
+    // After a failover the sentinels name the new master; a replica answering READONLY means reconnect.
+    reconnectOnError: (err) => err.message.startsWith('READONLY'),
+  };
+}
+
+export function createRedisClient(connection: string | RedisConnectionConfig): Redis {
+  // Loaded on first use: a gateway without Redis never holds the client library in memory.
+  const { Redis: RedisClass } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const c: RedisConnectionConfig =
+    typeof connection === 'string' ? { kind: 'url', url: connection, commandTimeoutMs: 250 } : connection;
+  const options = redisOptions(c);
+  return c.kind === 'url' ? new RedisClass(c.url, options) : new RedisClass(options);
 }
 
 @Injectable()
@@ -68,7 +88,7 @@ class RedisLifecycle implements OnModuleInit, OnApplicationShutdown {
   providers: [
     {
       provide: REDIS_CLIENT,
-      useFactory: (c: AtriumConfig): RedisClient => (c.redisUrl ? createRedisClient(c.redisUrl) : null),
+      useFactory: (c: AtriumConfig): RedisClient => (c.redis ? createRedisClient(c.redis) : null),
       inject: [ATRIUM_CONFIG],
     },
     RedisLifecycle,

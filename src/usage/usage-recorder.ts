@@ -9,7 +9,7 @@ import {
   USAGE_COUNTER_NAMES,
   type UsageCounts,
 } from './usage-counters.js';
-import type { UsageDelta, UsageStore } from './usage-store.js';
+import type { UsageDelta, UsageStore, UsageStoreKind } from './usage-store.js';
 
 /** Counts of one consumer on one upstream since the last flush, and its pre-bound metric series. */
 export class UsageCell {
@@ -28,7 +28,7 @@ export interface UsageRecorderOptions {
   readonly clock: Clock;
   /** Registry of the `atrium_consumer_*` counters; absent → no metrics (unit tests). */
   readonly registry?: Registry;
-  /** How often counts go to a shared store (Redis); 0 → only when read or at shutdown (memory). */
+  /** How often counts go to a shared store (database, Redis); 0 → only when read or at shutdown (memory). */
   readonly flushEveryMs: number;
   readonly onFlushError?: (err: unknown) => void;
 }
@@ -45,7 +45,7 @@ export type UsageRow = { day: string; consumer: string; upstream: string } & Usa
 export interface UsageReport {
   from: string;
   to: string;
-  store: 'memory' | 'redis';
+  store: UsageStoreKind;
   rows: UsageRow[];
   totals: UsageCounts;
 }
@@ -87,7 +87,7 @@ export class UsageRecorder {
     if (opts.flushEveryMs > 0) this.schedule();
   }
 
-  get storeKind(): 'memory' | 'redis' {
+  get storeKind(): UsageStoreKind {
     return this.opts.store.kind;
   }
 
@@ -165,13 +165,16 @@ export class UsageRecorder {
     const now = this.opts.clock.now();
     if (now >= this.dayEnd) this.rollover(now);
     this.take();
-    if (this.unsent.size === 0) return;
+    // A buffering store is called even with nothing new: it resends what waits in it.
+    if (this.unsent.size === 0 && !this.opts.store.buffers) return;
     const batch = this.unsent;
     this.unsent = new Map();
     try {
       await this.opts.store.add([...batch.values()]);
     } catch (err) {
-      // Kept for the next flush (merged with anything counted meanwhile).
+      // A buffering store keeps them itself (resent as they were); otherwise kept here for the next flush,
+      // merged with anything counted meanwhile.
+      if (this.opts.store.buffers) throw err;
       for (const [key, d] of batch) {
         const cur = this.unsent.get(key);
         if (cur) for (let i = 0; i < COUNTER_COUNT; i++) cur.counts[i] += d.counts[i];
@@ -194,7 +197,7 @@ export class UsageRecorder {
   async report(q: UsageQuery): Promise<UsageReport> {
     await this.flush();
     const days = daysBetween(q.fromMs, q.toMs);
-    const deltas = await this.opts.store.read(days);
+    const deltas = await this.opts.store.read(days, { consumer: q.consumer, upstream: q.upstream });
     const totals = Object.fromEntries(USAGE_COUNTER_NAMES.map((n) => [n, 0])) as UsageCounts;
     const rows: UsageRow[] = [];
     for (const d of deltas) {

@@ -9,13 +9,26 @@ export interface UsageDelta {
   readonly counts: Float64Array;
 }
 
-/** Where the day totals live: this process (no Redis) or Redis (one fleet-wide count). */
+/** Where the day totals live: this process, Redis (fleets without a database) or the PostgreSQL ledger. */
+export type UsageStoreKind = 'memory' | 'redis' | 'postgres';
+
+/** A report's narrowing (a store may apply it; the recorder applies it anyway). */
+export interface UsageFilter {
+  readonly consumer?: string;
+  readonly upstream?: string;
+}
+
 export interface UsageStore {
-  readonly kind: 'memory' | 'redis';
-  /** Adds the deltas; rejects when they were not stored (the caller keeps them for the next flush). */
+  readonly kind: UsageStoreKind;
+  /**
+   * true: deltas that could not be stored stay in the store's own buffer (sent again as they were); false:
+   * `add` rejects and the caller keeps them for the next flush.
+   */
+  readonly buffers?: boolean;
+  /** Adds the deltas; rejects when they were not stored. */
   add(deltas: readonly UsageDelta[]): Promise<void>;
   /** Every consumer × upstream with counts on one of these days. */
-  read(days: readonly string[]): Promise<UsageDelta[]>;
+  read(days: readonly string[], filter?: UsageFilter): Promise<UsageDelta[]>;
 }
 
 /** Days kept in memory (bounded: consumers × upstreams × days small arrays). */

@@ -1,3 +1,4 @@
+import type { UsageStoreKind } from './usage-store.js';
 import {
   DAY_MS,
   dayOf,
@@ -18,7 +19,7 @@ export interface UsageSummaryRow {
 
 /** What the console shows: per consumer and upstream, today and the last 7 days. */
 export interface UsageSummary {
-  store: 'memory' | 'redis';
+  store: UsageStoreKind;
   today: string;
   from: string;
   rows: UsageSummaryRow[];

@@ -105,7 +105,7 @@ export class UsageController {
     } catch (e) {
       throw new GatewayError('UPSTREAM_UNAVAILABLE', {
         message:
-          'The usage store (Redis) did not answer; counts are kept and sent when it is back. Retry later.',
+          'The usage store (database or Redis) did not answer; counts are kept and sent when it is back. Retry later.',
         cause: e,
       });
     }

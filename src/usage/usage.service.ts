@@ -1,7 +1,7 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import type { Clock } from '../core/time/clock.js';
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
@@ -13,7 +13,14 @@ import { atriumRouteOf } from '../proxy/upstream-controller.factory.js';
 import { dayOf, U_CACHE, U_COALESCED, U_QUOTA, U_REQUESTS } from './usage-counters.js';
 import { summarise, summaryRange, type UsageSummary } from './usage-summary.js';
 import { UsageRecorder, type UsageQuery, type UsageReport } from './usage-recorder.js';
-import { MemoryUsageStore, RedisUsageStore } from './usage-store.js';
+import { MemoryUsageStore, RedisUsageStore, type UsageStore } from './usage-store.js';
+import { PgUsageStore } from './pg-usage.store.js';
+import {
+  DATABASE_POOL,
+  DATABASE_READY,
+  type DatabasePool,
+  type DatabaseReady,
+} from '../database/database.module.js';
 import { shieldUsage, vendorUsageStage } from './vendor-usage.stage.js';
 
 const FLUSH_EVERY_MS = 1000;
@@ -35,15 +42,45 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
     @Inject(REDIS_CLIENT) redis: Redis | null,
     @Inject(METRICS_REGISTRY) registry: Registry,
     @Inject(USAGE_CLOCK) clock: Clock,
+    @Optional() @Inject(DATABASE_POOL) pool: DatabasePool = null,
+    @Optional() @Inject(DATABASE_READY) ready?: DatabaseReady,
   ) {
     this.enabled = config.usageCounting;
     if (!this.enabled) return;
-    const store = redis ? new RedisUsageStore(redis, config.redisPrefix) : new MemoryUsageStore();
+    let store: UsageStore;
+    if (pool && config.database) {
+      const dropped = new Counter({
+        name: 'atrium_usage_rows_dropped_total',
+        help: 'Usage rows dropped because the buffer kept while the database was away was full.',
+        registers: [registry],
+      });
+      const pg = new PgUsageStore({
+        pool,
+        ready,
+        maxBufferedRows: config.database.usageBufferRows,
+        onDropped: (rows) => {
+          dropped.inc(rows);
+          this.logger.error(
+            `usage buffer full (ATRIUM_USAGE_BUFFER_ROWS=${config.database!.usageBufferRows}): ` +
+              `${rows} row(s) dropped, ${pg.droppedRows} since start`,
+          );
+        },
+      });
+      new Gauge({
+        name: 'atrium_usage_rows_buffered',
+        help: 'Usage rows waiting for the database.',
+        registers: [registry],
+        collect() {
+          this.set(pg.bufferedRows);
+        },
+      });
+      store = pg;
+    } else store = redis ? new RedisUsageStore(redis, config.redisPrefix) : new MemoryUsageStore();
     this.recorder = new UsageRecorder({
       store,
       clock,
       registry,
-      flushEveryMs: redis ? FLUSH_EVERY_MS : 0,
+      flushEveryMs: store.kind === 'memory' ? 0 : FLUSH_EVERY_MS,
       onFlushError: (err) => {
         // One line per outage, not one a second.
         if (!this.flushFailing)

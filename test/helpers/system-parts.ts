@@ -28,8 +28,9 @@ interface SystemPart {
 
 /** The Redis the Redis-backed tests use: REDIS_URL, else 127.0.0.1:6379. */
 export const TEST_REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
-/** The PostgreSQL server the database tests use: DATABASE_URL, else the local server's `test` database. */
-export const TEST_POSTGRES_URL = process.env.DATABASE_URL || 'postgres://127.0.0.1:5432/test';
+/** The PostgreSQL server the database tests use: TEST_POSTGRES_URL, else the local one (trust auth). */
+export const TEST_POSTGRES_URL =
+  process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Debian's chromium (never a downloaded browser); ATRIUM_CHROMIUM points elsewhere. */
 export const CHROMIUM_PATH = process.env.ATRIUM_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -91,7 +92,7 @@ export const SYSTEM_PARTS = {
   },
   postgres: {
     what: 'a PostgreSQL server',
-    install: 'apt-get install postgresql and start it, or set DATABASE_URL',
+    install: 'apt-get install postgresql and start it, or set TEST_POSTGRES_URL',
     // An SSLRequest: any PostgreSQL server answers it with one byte, S or N, before any authentication.
     missing: () =>
       answers(TEST_POSTGRES_URL, 5432, '0000000804d2162f', /^[SN]/)

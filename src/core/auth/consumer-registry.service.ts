@@ -4,12 +4,18 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { REDIS_CLIENT } from '../ports/redis.port.js';
+import {
+  CONSUMER_DATABASE,
+  type AuditEntry,
+  type ConsumerDatabaseClient,
+} from '../ports/consumer-database.port.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Consumer } from './consumer.js';
 import { CONSUMER_STORE } from './consumer-auth.guard.js';
@@ -18,17 +24,17 @@ import { loadConsumersFile, type ConsumerStore } from './consumer-store.service.
 import { RedisConsumerRepository } from './redis-consumer.repository.js';
 
 /** Where the consumers in force come from (README "Consumers at run time"). */
-export type ConsumerSource = 'redis' | 'file' | 'memory';
+export type ConsumerSource = 'database' | 'redis' | 'file' | 'memory';
 
 export interface ConsumerSourceState {
   readonly source: ConsumerSource;
   /** Whether the admin API may change consumers here. */
   readonly writable: boolean;
-  /** Redis: the version in force (0: none loaded yet). */
+  /** Database or Redis: the version in force (0: none loaded yet). */
   readonly version: number;
   /** Epoch ms of the last successful load (boot, reload, change). */
   readonly loadedAt: number;
-  /** The last load that failed and why (Redis unreachable, an invalid file); null once a load succeeds. */
+  /** The last load that failed and why (store unreachable, an invalid file); null once a load succeeds. */
   readonly lastError: string | null;
 }
 
@@ -37,6 +43,8 @@ export type ConsumerChange = (current: Consumer | undefined) => Consumer | null;
 
 /** Safety net beside pub/sub: a missed announcement is caught by the next poll. */
 const POLL_MS = 2_000;
+/** The database's version check beside LISTEN: a change is in force everywhere within a second even so. */
+const DB_POLL_MS = 1_000;
 /** The file is polled by stat (survives editors' rename-over and ConfigMap symlink swaps). */
 const FILE_POLL_MS = 500;
 /** How long boot waits for Redis before serving the file's set (or none) and catching up later. */
@@ -46,7 +54,11 @@ const WRITE_ATTEMPTS = 5;
 const digestOf = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
- * Keeps the ConsumerStore in step with the source of truth. With Redis: consumers live in Redis (a given
+ * Keeps the ConsumerStore in step with the source of truth. With a database (DATABASE_URL): consumers live
+ * in PostgreSQL (a given file seeds an empty one), each change is announced by NOTIFY and checked by a
+ * version poll, and a replica that cannot reach the database keeps authenticating with the last set it
+ * loaded (admin writes answer 503 meanwhile). With Redis and no database (fleets set up before the
+ * database; `npm run consumers:to-database` moves them): consumers live in Redis (a given
  * file seeds an empty store), changes are announced by pub/sub and every replica reloads; a replica that
  * cannot reach Redis keeps the last set it had. Without Redis: the consumers file is the source, re-read on
  * SIGHUP and when it changes; an invalid file is refused with a log line and the set in force stays. Without
@@ -76,13 +88,14 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
     @Inject(CONSUMER_STORE) private readonly store: ConsumerStore,
     @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
+    @Optional() @Inject(CONSUMER_DATABASE) private readonly db: ConsumerDatabaseClient = null,
   ) {
     this.known = Object.keys(config.upstreams);
-    this.source = redis ? 'redis' : config.consumersFile ? 'file' : 'memory';
-    if (redis) this.repo = new RedisConsumerRepository(redis, config.redisPrefix);
+    this.source = db ? 'database' : redis ? 'redis' : config.consumersFile ? 'file' : 'memory';
+    if (redis && !db) this.repo = new RedisConsumerRepository(redis, config.redisPrefix);
     // The set given at boot (the file main.ts read, or the consumers an embedding app passed in): what an
-    // empty Redis store is seeded with. Without it a fresh store would answer every key with 401.
-    if (redis && store.all().length > 0) this.seed = store.all();
+    // empty store is seeded with. Without it a fresh store would answer every key with 401.
+    if ((redis || db) && store.all().length > 0) this.seed = store.all();
   }
 
   state(): ConsumerSourceState {
@@ -107,7 +120,13 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
       process.on('SIGHUP', this.onHup);
       return;
     }
+    if (this.db) return this.bootFromDatabase(this.db);
     if (!this.redis || !this.repo) return;
+    // Redis may evict or restart empty: it should hold only what may be lost (docs/operations.md "State").
+    this.logger.warn(
+      'consumers are kept in Redis (no DATABASE_URL): set DATABASE_URL and run `npm run consumers:to-database` ' +
+        'so that an eviction or a Redis restart cannot lose them',
+    );
     this.subscribe(this.redis);
     if (await this.redisReady(this.redis)) await this.syncFromRedis(true);
     else
@@ -121,6 +140,7 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationShutdown(): Promise<void> {
     if (this.poll) clearInterval(this.poll);
+    await this.db?.close();
     if (this.source === 'file') {
       unwatchFile(this.config.consumersFile!, this.onFileStat);
       process.off('SIGHUP', this.onHup);
@@ -139,13 +159,15 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
    * Applies one change to the source of truth and to this replica (the others follow by pub/sub). Validated
    * like the file: the consumer on its own (parseConsumer, by the caller) and the whole set here.
    */
-  async change(id: string, fn: ConsumerChange): Promise<Consumer | null> {
+  async change(id: string, fn: ConsumerChange, audit?: AuditEntry): Promise<Consumer | null> {
     if (this.source === 'file')
       throw new GatewayError('CONFLICT', {
         message:
-          'Consumers come from the consumers file (ATRIUM_CONSUMERS_FILE) when REDIS_URL is not set: edit ' +
-          'the file (it is reloaded when it changes and on SIGHUP), or set REDIS_URL to manage consumers here.',
+          'Consumers come from the consumers file (ATRIUM_CONSUMERS_FILE) when DATABASE_URL is not set: ' +
+          'edit the file (it is reloaded when it changes and on SIGHUP), or set DATABASE_URL to manage ' +
+          'consumers here.',
       });
+    if (this.db) return this.changeInDatabase(this.db, id, fn, audit);
     if (this.source === 'memory') {
       const { result, next } = this.apply(this.store.all(), id, fn);
       this.install(next, this.version + 1);
@@ -207,6 +229,104 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
     });
     checkConsumerSet(list);
     return list;
+  }
+
+  // --- Database ------------------------------------------------------------------------------------
+
+  private async changeInDatabase(
+    db: NonNullable<ConsumerDatabaseClient>,
+    id: string,
+    fn: ConsumerChange,
+    audit?: AuditEntry,
+  ): Promise<Consumer | null> {
+    let result: Consumer | null = null;
+    let snap;
+    try {
+      // Computed inside the database's transaction, from the set it holds under its lock.
+      snap = await db.write(
+        id,
+        (records) => {
+          const { result: r } = this.apply(this.parseRecords(records), id, fn);
+          result = r;
+          return r && toRecord(r);
+        },
+        audit,
+      );
+    } catch (e) {
+      if (e instanceof GatewayError || e instanceof ConsumersFileError) throw e;
+      throw new GatewayError('UPSTREAM_UNAVAILABLE', {
+        message: 'The consumer store (PostgreSQL) did not answer; nothing was changed. Retry later.',
+        cause: e,
+      });
+    }
+    if (snap.version > this.version) this.install(this.parseRecords(snap.records), snap.version);
+    return result;
+  }
+
+  private parseRecords(records: readonly unknown[]): Consumer[] {
+    const list = records.map((r, i) => parseConsumer(r, i, this.known));
+    checkConsumerSet(list);
+    return list;
+  }
+
+  private async bootFromDatabase(db: NonNullable<ConsumerDatabaseClient>): Promise<void> {
+    db.listen(
+      (v) => {
+        if (v !== this.version) void this.syncFromDatabase(db, false);
+      },
+      // Announcements sent while the channel was down are lost: catch up on every (re)connect.
+      () => void this.syncFromDatabase(db, false),
+    );
+    await this.syncFromDatabase(db, true);
+    if (this.version === 0 && this.lastError)
+      this.logger.warn(
+        `database not reachable at boot: serving the ${this.store.all().length} consumer(s) of the ` +
+          'consumers file (or none) until it is',
+      );
+    this.poll = setInterval(() => void this.checkDatabaseVersion(db), DB_POLL_MS);
+    this.poll.unref();
+  }
+
+  private async checkDatabaseVersion(db: NonNullable<ConsumerDatabaseClient>): Promise<void> {
+    try {
+      if ((await db.version()) !== this.version) await this.syncFromDatabase(db, false);
+    } catch (e) {
+      this.noteFailure(`database: ${(e as Error).message}`);
+    }
+  }
+
+  private syncFromDatabase(db: NonNullable<ConsumerDatabaseClient>, boot: boolean): Promise<void> {
+    if (!this.reloading)
+      this.reloading = this.loadFromDatabase(db, boot).finally(() => (this.reloading = undefined));
+    return this.reloading;
+  }
+
+  private async loadFromDatabase(db: NonNullable<ConsumerDatabaseClient>, boot: boolean): Promise<void> {
+    try {
+      if (this.seed && this.version === 0) {
+        const seeded = await db.seed(this.seed.map(toRecord), {
+          actor: 'boot',
+          action: 'consumers.seed',
+          detail: { from: this.config.consumersFile ? 'consumers file' : 'boot set' },
+        });
+        if (seeded)
+          this.logger.log(`seeded the consumer database with ${this.seed.length} consumer(s) from the file`);
+        else if (boot)
+          this.logger.log(
+            'the consumer database already holds consumers: the consumers file is not read again ' +
+              '(manage consumers with /admin/consumers)',
+          );
+      }
+      const snap = await db.snapshot();
+      if (snap.version === this.version && !boot) return;
+      // A set older than the one in force (a read that raced a change) is not installed.
+      if (snap.version < this.version) return;
+      const list = this.parseRecords(snap.records);
+      this.install(list, snap.version);
+      this.logger.log(`consumers in force: ${list.length} (database version ${snap.version})`);
+    } catch (e) {
+      this.noteFailure(e instanceof ConsumersFileError ? e.message : `database: ${(e as Error).message}`);
+    }
   }
 
   // --- Redis ---------------------------------------------------------------------------------------

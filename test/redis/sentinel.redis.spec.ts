@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config/atrium-config.js';
+import { createRedisClient } from '../../src/redis/redis.module.js';
+import { freePort, pingRedis } from '../cache/cache-helpers.js';
+import { eventually } from '../helpers/eventually.js';
+import { describeNeeding } from '../helpers/system-parts.js';
+
+const PASSWORD = 'sentinel-test-password-5b1c';
+
+/** The Sentinel topology by configuration: REDIS_SENTINELS + REDIS_SENTINEL_MASTER, with the servers' auth. */
+describeNeeding(
+  'redis-server',
+  'Redis Sentinel by configuration (a private master and sentinel on loopback)',
+  () => {
+    const children: ChildProcess[] = [];
+    let dir: string;
+    let masterPort = 0;
+    let sentinelPort = 0;
+    let client: Redis | undefined;
+
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'atrium-sentinel-'));
+      masterPort = await freePort();
+      sentinelPort = await freePort();
+      const master = [
+        '--port',
+        String(masterPort),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+      ];
+      children.push(
+        spawn('redis-server', [...master, '--requirepass', PASSWORD, '--masterauth', PASSWORD], {
+          stdio: 'ignore',
+        }),
+      );
+      const conf = join(dir, 'sentinel.conf');
+      writeFileSync(
+        conf,
+        [
+          `port ${sentinelPort}`,
+          'bind 127.0.0.1',
+          `sentinel monitor atrium-master 127.0.0.1 ${masterPort} 1`,
+          `sentinel auth-pass atrium-master ${PASSWORD}`,
+          'sentinel down-after-milliseconds atrium-master 1000',
+        ].join('\n') + '\n',
+      );
+      children.push(spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
+      await eventually(async () => (await pingRedis(sentinelPort)) && true, {
+        timeoutMs: 10_000,
+        what: 'the sentinel answers',
+      });
+    });
+    afterAll(async () => {
+      client?.disconnect();
+      for (const c of children) c.kill('SIGKILL');
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('reads the topology from the environment and refuses half of it', () => {
+      const env = {
+        ATRIUM_CONSUMERS_FILE: '/dev/null',
+        REDIS_SENTINELS: `127.0.0.1:${sentinelPort}, sentinel-2.internal:26379`,
+        REDIS_SENTINEL_MASTER: 'atrium-master',
+        REDIS_PASSWORD: PASSWORD,
+      };
+      const c = loadConfig(env, []);
+      expect(c.redis).toEqual({
+        kind: 'sentinel',
+        sentinels: [
+          { host: '127.0.0.1', port: sentinelPort },
+          { host: 'sentinel-2.internal', port: 26379 },
+        ],
+        master: 'atrium-master',
+        password: PASSWORD,
+        tls: false,
+        commandTimeoutMs: 100,
+      });
+      expect(() => loadConfig({ REDIS_SENTINELS: '127.0.0.1:26379' }, [])).toThrow(/REDIS_SENTINEL_MASTER/);
+      expect(() => loadConfig({ REDIS_SENTINELS: 'nope', REDIS_SENTINEL_MASTER: 'm' }, [])).toThrow(
+        /REDIS_SENTINELS \(expected host:port/,
+      );
+      expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }, []).redis).toEqual({
+        kind: 'url',
+        url: 'redis://127.0.0.1:6379',
+        commandTimeoutMs: 100,
+      });
+    });
+
+    it('reaches the master the sentinel names, with the servers password and a short command timeout', async () => {
+      const c = loadConfig(
+        {
+          REDIS_SENTINELS: `127.0.0.1:${sentinelPort}`,
+          REDIS_SENTINEL_MASTER: 'atrium-master',
+          REDIS_PASSWORD: PASSWORD,
+        },
+        [],
+      );
+      client = createRedisClient(c.redis!);
+      await eventually(() => client!.status === 'ready', { timeoutMs: 10_000, what: 'the client is ready' });
+      expect(client.options.commandTimeout).toBe(100);
+      await client.set('atrium-sentinel-test', 'ok');
+      expect(await client.get('atrium-sentinel-test')).toBe('ok');
+      const info = String(await client.call('INFO', 'server'));
+      expect(info).toContain(`tcp_port:${masterPort}`);
+    });
+  },
+);
