@@ -9,6 +9,9 @@ export const GATEWAY_SECRETS = [
   'ATRIUM_METRICS_TOKEN',
   'ATRIUM_LINK_SECRET',
   'REDIS_URL',
+  'REDIS_PASSWORD',
+  'REDIS_SENTINEL_PASSWORD',
+  'DATABASE_URL',
 ] as const;
 
 /** Per upstream: `UPSTREAM_<NAME>_<FIELD>` may come from `UPSTREAM_<NAME>_<FIELD>_FILE`. */

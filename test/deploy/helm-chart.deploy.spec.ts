@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { join } from 'node:path';
 import { parseConsumersDocument } from '../../src/core/auth/consumer-record.js';
 import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
+import { secretNames } from '../../src/config/secret-files.js';
 import { UPSTREAM_NAMES } from '../../src/upstreams/index.js';
 import { parseViewsDocument } from '../../src/views/views-file.js';
 import { describeNeeding, helmPath } from '../helpers/system-parts.js';
@@ -21,27 +22,7 @@ import { schemaProblems, typeProblems } from './kube-schemas.js';
  * (secrets from files, the interfaces subset, the drain, the database and Redis topologies, tracing
  * attributes). Delete each entry once its declaration is in src/config: the test then checks it there.
  */
-const PENDING_VARIABLES = [
-  'UPSTREAM_MACRO_TOKEN_FILE',
-  'UPSTREAM_COMPANY_TOKEN_FILE',
-  'UPSTREAM_DOCUMENTS_TOKEN_FILE',
-  'UPSTREAM_DEALS_TOKEN_FILE',
-  'UPSTREAM_DOCUMENTS_PASSWORD_FILE',
-  'UPSTREAM_DEALS_PASSWORD_FILE',
-  'ATRIUM_OPERATOR_TOKEN_FILE',
-  'ATRIUM_METRICS_TOKEN_FILE',
-  'ATRIUM_LINK_SECRET_FILE',
-  'DATABASE_URL_FILE',
-  'REDIS_URL_FILE',
-  'REDIS_PASSWORD_FILE',
-  'REDIS_SENTINELS',
-  'REDIS_SENTINEL_MASTER',
-  'REDIS_CLUSTER_NODES',
-  'REDIS_TLS',
-  'ATRIUM_UPSTREAMS',
-  'ATRIUM_DRAIN_DELAY_MS',
-  'OTEL_RESOURCE_ATTRIBUTES',
-];
+const PENDING_VARIABLES = ['REDIS_CLUSTER_NODES'];
 /** Read by Node itself, not by the gateway's configuration. */
 const RUNTIME_VARIABLES = ['NODE_OPTIONS'];
 /**
@@ -67,6 +48,15 @@ const SET_BY_THE_CHART: Record<string, string> = {
   ATRIUM_LINK_SECRET: 'a secret (linkSecret)',
   ATRIUM_ADMIN_TOKEN: 'deprecated name of the operator token',
   ATRIUM_DEMO_KEY: 'the sandbox only',
+  ATRIUM_UPSTREAMS: 'upstreams.<name>.enabled',
+  ATRIUM_DRAIN_DELAY_MS: 'drain.delayMs',
+  OTEL_RESOURCE_ATTRIBUTES: 'tracing (the pod and namespace)',
+  REDIS_SENTINELS: 'redis.sentinel',
+  REDIS_SENTINEL_MASTER: 'redis.sentinel',
+  REDIS_TLS: 'redis.tls',
+  DATABASE_URL: 'a secret (databaseUrl)',
+  REDIS_PASSWORD: 'a secret (redisPassword)',
+  REDIS_SENTINEL_PASSWORD: 'a secret (redisSentinelPassword)',
 };
 /** Per-upstream fields set from `upstreams.<name>` or the Secret, never from its `settings`. */
 const UPSTREAM_SET_BY_THE_CHART = ['BASE_URL', 'TOKEN', 'USERNAME', 'PASSWORD'];
@@ -87,7 +77,9 @@ function knownVariables(): Set<string> {
     encoding: 'utf8',
   });
   if (r.status !== 0) throw new Error(`docs-config --list failed: ${r.stderr}`);
-  return new Set(JSON.parse(r.stdout) as string[]);
+  // Every secret may also come from a file, as `<NAME>_FILE` (src/config/secret-files.ts).
+  const files = secretNames(UPSTREAM_NAMES).map((n) => `${n}_FILE`);
+  return new Set([...(JSON.parse(r.stdout) as string[]), ...files]);
 }
 
 type Env = { name: string; value?: string; valueFrom?: unknown };
@@ -187,7 +179,8 @@ describeNeeding('helm', `deploy/helm/atrium (Kubernetes ${KUBE_VERSION})`, () =>
 
   it('lets `settings` name every gateway variable the chart does not set itself, and nothing else', () => {
     const settable: string[] = schema.properties.settings.propertyNames.enum;
-    const gateway = [...known].filter((n) => !n.startsWith('UPSTREAM_'));
+    // `<NAME>_FILE` variables are how the chart hands over secrets: never a setting.
+    const gateway = [...known].filter((n) => !n.startsWith('UPSTREAM_') && !n.endsWith('_FILE'));
     expect([...settable].sort()).toEqual(gateway.filter((n) => !(n in SET_BY_THE_CHART)).sort());
     expect(Object.keys(SET_BY_THE_CHART).filter((n) => !known.has(n))).toEqual([]);
   });
@@ -196,7 +189,7 @@ describeNeeding('helm', `deploy/helm/atrium (Kubernetes ${KUBE_VERSION})`, () =>
     const settable: string[] =
       schema.properties.upstreams.properties.macro.properties.settings.propertyNames.enum;
     const fields = [...known]
-      .filter((n) => n.startsWith('UPSTREAM_MACRO_'))
+      .filter((n) => n.startsWith('UPSTREAM_MACRO_') && !n.endsWith('_FILE'))
       .map((n) => n.slice('UPSTREAM_MACRO_'.length));
     expect([...settable].sort()).toEqual(fields.filter((f) => !UPSTREAM_SET_BY_THE_CHART.includes(f)).sort());
     for (const u of ['company', 'documents', 'deals'])
@@ -248,7 +241,7 @@ describeNeeding('helm', `deploy/helm/atrium (Kubernetes ${KUBE_VERSION})`, () =>
     expect(cluster.get('REDIS_CLUSTER_NODES')?.value).toContain('redis-cluster-0.redis:6379');
     const sentinel = env('sentinel-values.yaml');
     expect(sentinel.get('REDIS_SENTINELS')?.value?.split(',')).toHaveLength(3);
-    expect(sentinel.get('REDIS_TLS')?.value).toBe('1');
+    expect(sentinel.get('REDIS_TLS')?.value).toBe('on');
     expect(sentinel.get('REDIS_PASSWORD_FILE')).toBeDefined();
     expect(env('existing-secrets-values.yaml').get('REDIS_URL_FILE')).toBeDefined();
     const macro = env('macro-only-values.yaml');
