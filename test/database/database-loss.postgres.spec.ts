@@ -132,7 +132,7 @@ describePostgres(
       redis.disconnect();
     });
     const run = () =>
-      spawnSync(process.execPath, [join(__dirname, '../../dist/database/cli.js'), 'consumers-from-redis'], {
+      spawnSync(process.execPath, [join(__dirname, '../../dist/database-cli.js'), 'consumers-from-redis'], {
         env: {
           PATH: process.env.PATH,
           DATABASE_URL: pg.url,

@@ -1,14 +1,14 @@
 // Operator commands on the system of record (docs/operations.md "State"):
-//   node dist/database/cli.js migrate                 apply pending migrations (npm run db:migrate)
-//   node dist/database/cli.js consumers-from-redis    move the Redis-held consumer set into an empty database
+//   node dist/database-cli.js migrate                 apply pending migrations (npm run db:migrate)
+//   node dist/database-cli.js consumers-from-redis    move the Redis-held consumer set into an empty database
 //                                                     (npm run consumers:to-database)
 // Both read DATABASE_URL (and REDIS_URL, ATRIUM_REDIS_PREFIX for the move) from the environment.
 import { Redis } from 'ioredis';
-import { parseConsumer, checkConsumerSet, toRecord } from '../core/auth/consumer-record.js';
-import { RedisConsumerRepository } from '../core/auth/redis-consumer.repository.js';
-import { UPSTREAM_NAMES } from '../upstreams/index.js';
-import { createClient, createPool, migrate } from './database.js';
-import { PgConsumerRepository } from './pg-consumer.repository.js';
+import { parseConsumer, checkConsumerSet, toRecord } from './core/auth/consumer-record.js';
+import { RedisConsumerRepository } from './core/auth/redis-consumer.repository.js';
+import { UPSTREAM_NAMES } from './upstreams/index.js';
+import { createClient, createPool, migrate } from './database/database.js';
+import { PgConsumerRepository } from './database/pg-consumer.repository.js';
 
 function required(name: string): string {
   const v = process.env[name];
@@ -64,7 +64,7 @@ const commands: Record<string, () => Promise<void>> = {
 const name = process.argv[2] ?? '';
 const command = commands[name];
 if (!command) {
-  console.error(`usage: node dist/database/cli.js <${Object.keys(commands).join(' | ')}>`);
+  console.error(`usage: node dist/database-cli.js <${Object.keys(commands).join(' | ')}>`);
   process.exit(2);
 }
 command().catch((e: unknown) => {
