@@ -203,11 +203,11 @@ export function loadConfig(
   const unknown = unknownVariables(given, known);
   if (given.ATRIUM_CONFIG_STRICT === '1') problems.push(...unknown);
   else warnings.push(...unknown);
-  if (g?.REDIS_URL && !g.ATRIUM_LINK_SECRET && sandboxed.length === 0)
+  if ((g?.REDIS_URL || g?.REDIS_SENTINELS) && !g.ATRIUM_LINK_SECRET && sandboxed.length === 0)
     // Replicas sharing Redis serve each other's links: each signing with its own random secret would refuse
     // about every other download behind a round-robin balancer.
     problems.push(
-      'ATRIUM_LINK_SECRET (required with REDIS_URL: replicas sharing Redis must sign download links with one secret, 32+ characters)',
+      'ATRIUM_LINK_SECRET (required with REDIS_URL or REDIS_SENTINELS: replicas sharing Redis must sign download links with one secret, 32+ characters)',
     );
   const configs: Record<string, UpstreamConfig> = {};
   const served = servedUpstreams(

@@ -11,7 +11,7 @@ import {
 } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { UpstreamAccess } from '../core/auth/auth.decorators.js';
+import { Public, UpstreamAccess } from '../core/auth/auth.decorators.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { queryPairsOf } from '../core/http/query-string.js';
 import { ROUTE_DOCS, type RouteDocsMeta, type UpstreamDocs } from '../core/ports/docs.port.js';
@@ -44,6 +44,8 @@ export function atriumRouteIn(config: unknown): AtriumRouteConfig | undefined {
 
 export interface UpstreamRouteTable {
   readonly name: string;
+  /** Named in the refusal of a table this deployment does not serve. */
+  readonly title?: string;
   readonly prefixes: readonly string[];
   readonly routes: readonly RouteDefinition[];
   /** Optional OpenAPI annotations of the routes (parameters, examples), keyed by route id. */
@@ -77,7 +79,7 @@ export function proxyCallOf(route: RouteDefinition, req: FastifyRequest): ProxyC
  * query DTO (validated by the global pipe) and what the docs module needs (ROUTE_DOCS). The handler hands
  * the call to ProxyService and writes its answer; errors go to the exception filter.
  */
-export function createUpstreamController(table: UpstreamRouteTable): Type<unknown> {
+export function createUpstreamController(table: UpstreamRouteTable, served = true): Type<unknown> {
   @Controller([...table.prefixes])
   class UpstreamController {
     constructor(@Inject(ProxyService) readonly proxy: ProxyService) {}
@@ -88,9 +90,17 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
     const name = methodNameOf(route);
     if (seen.has(name)) throw new Error(`route id ${route.id} is not unique in ${table.name}`);
     seen.add(name);
-    const handler = async function (this: UpstreamController, req: FastifyRequest, reply: FastifyReply) {
-      sendProxyResponse(reply, await this.proxy.handle(proxyCallOf(route, req)));
-    };
+    const handler = served
+      ? async function (this: UpstreamController, req: FastifyRequest, reply: FastifyReply) {
+          sendProxyResponse(reply, await this.proxy.handle(proxyCallOf(route, req)));
+        }
+      : // Not served (ATRIUM_UPSTREAMS): the route stays in /docs, and answers 404 before any key or quota.
+        function (): never {
+          throw new GatewayError('UPSTREAM_NOT_CONFIGURED', {
+            upstream: table.name,
+            message: `This deployment does not serve ${table.title ?? table.name} (/${table.prefixes[0]}): ATRIUM_UPSTREAMS leaves it out.`,
+          });
+        };
     Object.defineProperty(handler, 'name', { value: name });
     Object.defineProperty(proto, name, {
       value: handler,
@@ -103,7 +113,7 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
     Req()(target, name, 0);
     Res()(target, name, 1);
     const paramTypes: unknown[] = [Object, Object];
-    if (route.query) {
+    if (route.query && served) {
       Query()(target, name, 2);
       paramTypes.push(route.query);
     }
@@ -114,6 +124,7 @@ export function createUpstreamController(table: UpstreamRouteTable): Type<unknow
       descriptor,
     );
     UpstreamAccess(table.name, WRITE_METHODS.has(route.method))(target, name, descriptor);
+    if (!served) Public()(target, name, descriptor);
     SetMetadata(ROUTE_DEFINITION, route)(target, name, descriptor);
     SetMetadata(ROUTE_UPSTREAM, table.name)(target, name, descriptor);
     RouteConfig({

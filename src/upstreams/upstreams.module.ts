@@ -13,6 +13,8 @@ const UPSTREAM_DECLARATIONS = Symbol('UpstreamDeclarations');
 // One generated controller class per declaration, however many apps a process builds (tests build many).
 const generated = new WeakMap<UpstreamDeclaration, Type<unknown>>();
 
+const notServed = new WeakMap<UpstreamDeclaration, Type<unknown>>();
+
 function controllersOf(d: UpstreamDeclaration): Type<unknown>[] {
   let routes = generated.get(d);
   if (!routes) {
@@ -20,6 +22,16 @@ function controllersOf(d: UpstreamDeclaration): Type<unknown>[] {
     generated.set(d, routes);
   }
   return [...(d.controllers ?? []), routes];
+}
+
+/** The routes of an interface not served: in /docs, each answering 404 UPSTREAM_NOT_CONFIGURED. */
+function notServedControllerOf(d: UpstreamDeclaration): Type<unknown> {
+  let routes = notServed.get(d);
+  if (!routes) {
+    routes = createUpstreamController(d, false);
+    notServed.set(d, routes);
+  }
+  return routes;
 }
 
 /**
@@ -31,9 +43,9 @@ function controllersOf(d: UpstreamDeclaration): Type<unknown>[] {
 @Module({})
 export class UpstreamsModule implements OnModuleInit {
   /**
-   * `served` get their controllers and pipelines; `unserved` (not in ATRIUM_UPSTREAMS) keep their generated
-   * docs-only controller (their routes stay in /docs, marked) and answer every path under their prefixes
-   * with 404 UPSTREAM_NOT_CONFIGURED.
+   * `served` get their controllers and pipelines; `unserved` (not in ATRIUM_UPSTREAMS) keep their routes
+   * (in /docs, marked), each answering 404 UPSTREAM_NOT_CONFIGURED, as does every other path under their
+   * prefixes.
    */
   static forRoot(
     served: readonly UpstreamDeclaration[],
@@ -44,7 +56,7 @@ export class UpstreamsModule implements OnModuleInit {
       imports: [ProxyModule],
       controllers: [
         ...served.flatMap(controllersOf),
-        ...unserved.flatMap((d) => controllersOf(d).slice(-1)),
+        ...unserved.map(notServedControllerOf),
         ...(unserved.length ? [createNotConfiguredController(unserved)] : []),
       ],
       providers: [{ provide: UPSTREAM_DECLARATIONS, useValue: served }],

@@ -7,9 +7,16 @@ import { loadConfig } from '../../src/config/atrium-config.js';
 import { createRedisClient } from '../../src/redis/redis.module.js';
 import { freePort, pingRedis } from '../cache/cache-helpers.js';
 import { eventually } from '../helpers/eventually.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 import { describeNeeding } from '../helpers/system-parts.js';
 
 const PASSWORD = 'sentinel-test-password-5b1c';
+/** What any configuration needs beside Redis: one interface served, and the fleet's one link secret. */
+const BASE = {
+  UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9',
+  UPSTREAM_MACRO_TOKEN: 'sbx_macro_sentinel_01',
+  ATRIUM_LINK_SECRET: 'sentinel-test-link-secret-0123456789abcdef',
+};
 
 /** The Sentinel topology by configuration: REDIS_SENTINELS + REDIS_SENTINEL_MASTER, with the servers' auth. */
 describeNeeding(
@@ -66,12 +73,13 @@ describeNeeding(
 
     it('reads the topology from the environment and refuses half of it', () => {
       const env = {
+        ...BASE,
         ATRIUM_CONSUMERS_FILE: '/dev/null',
         REDIS_SENTINELS: `127.0.0.1:${sentinelPort}, sentinel-2.internal:26379`,
         REDIS_SENTINEL_MASTER: 'atrium-master',
         REDIS_PASSWORD: PASSWORD,
       };
-      const c = loadConfig(env, []);
+      const c = loadConfig(env, UPSTREAMS);
       expect(c.redis).toEqual({
         kind: 'sentinel',
         sentinels: [
@@ -83,11 +91,13 @@ describeNeeding(
         tls: false,
         commandTimeoutMs: 100,
       });
-      expect(() => loadConfig({ REDIS_SENTINELS: '127.0.0.1:26379' }, [])).toThrow(/REDIS_SENTINEL_MASTER/);
-      expect(() => loadConfig({ REDIS_SENTINELS: 'nope', REDIS_SENTINEL_MASTER: 'm' }, [])).toThrow(
-        /REDIS_SENTINELS \(expected host:port/,
+      expect(() => loadConfig({ ...BASE, REDIS_SENTINELS: '127.0.0.1:26379' }, UPSTREAMS)).toThrow(
+        /REDIS_SENTINEL_MASTER/,
       );
-      expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }, []).redis).toEqual({
+      expect(() =>
+        loadConfig({ ...BASE, REDIS_SENTINELS: 'nope', REDIS_SENTINEL_MASTER: 'm' }, UPSTREAMS),
+      ).toThrow(/REDIS_SENTINELS \(expected host:port/);
+      expect(loadConfig({ ...BASE, REDIS_URL: 'redis://127.0.0.1:6379' }, UPSTREAMS).redis).toEqual({
         kind: 'url',
         url: 'redis://127.0.0.1:6379',
         commandTimeoutMs: 100,
@@ -97,11 +107,12 @@ describeNeeding(
     it('reaches the master the sentinel names, with the servers password and a short command timeout', async () => {
       const c = loadConfig(
         {
+          ...BASE,
           REDIS_SENTINELS: `127.0.0.1:${sentinelPort}`,
           REDIS_SENTINEL_MASTER: 'atrium-master',
           REDIS_PASSWORD: PASSWORD,
         },
-        [],
+        UPSTREAMS,
       );
       client = createRedisClient(c.redis!);
       await eventually(() => client!.status === 'ready', { timeoutMs: 10_000, what: 'the client is ready' });
