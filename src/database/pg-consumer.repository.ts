@@ -76,20 +76,8 @@ export class PgConsumerRepository implements ConsumerDatabase {
   ) {}
 
   async snapshot(): Promise<ConsumerSetSnapshot> {
-    await this.ready();
-    const client = await this.pool.connect();
-    try {
-      // One snapshot: the version and the rows it names are read together.
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      const snap = await this.read(client);
-      await client.query('COMMIT');
-      return snap;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
-    }
+    // One snapshot: the version and the rows it names are read together.
+    return this.transaction((client) => this.read(client), 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   }
 
   async version(): Promise<number> {
@@ -138,19 +126,27 @@ export class PgConsumerRepository implements ConsumerDatabase {
     });
   }
 
-  private async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  private async transaction<T>(fn: (client: PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
     await this.ready();
     const client = await this.pool.connect();
+    // A checked-out client has no pool listener: a connection lost between two queries would otherwise
+    // surface as an unhandled 'error' event and end the process. The query in flight rejects on its own.
+    const lost = (): void => undefined;
+    client.on('error', lost);
+    let failure: Error | undefined;
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       const out = await fn(client);
       await client.query('COMMIT');
       return out;
     } catch (e) {
+      failure = e as Error;
       await client.query('ROLLBACK').catch(() => undefined);
       throw e;
     } finally {
-      client.release();
+      client.off('error', lost);
+      // A failed transaction's connection may be the broken one: the pool drops it rather than lend it again.
+      client.release(failure);
     }
   }
 
