@@ -39,7 +39,7 @@ describePostgres('a PostgreSQL connection lost in the middle of a transaction', 
     await holder.query('BEGIN');
     await holder.query('LOCK TABLE atrium_consumer_state IN ACCESS EXCLUSIVE MODE');
     const outcome = repo
-      .write('made-during-cut', () => ({ id: 'made-during-cut', upstreams: ['macro'] }) as never)
+      .write('made-during-cut', () => ({ id: 'made-during-cut', upstreams: ['macro'] }))
       .then(
         () => 'written',
         (e: Error) => e.message,
