@@ -71,7 +71,7 @@ export function compileRoute(def: UpstreamDefinition, route: RouteDefinition): C
   if (last < route.path.length) parts.push(route.path.slice(last));
   const canonical: CanonicalSpec = {
     title: def.title,
-    params: route.params,
+    params: def.commonParams || route.params ? { ...def.commonParams, ...route.params } : undefined,
     languages: def.languages,
     defaultLanguage: def.defaultLanguage,
     formats: def.formats,

@@ -4,6 +4,7 @@ import type {
   UpstreamCredentials,
   UpstreamErrorMapper,
 } from './pipeline.types.js';
+import type { ParamRules } from './canonical-request.js';
 import type { TransportOptions } from './transport/undici.transport.js';
 
 /**
@@ -23,6 +24,8 @@ export interface UpstreamDefinition {
   readonly defaultLanguage?: string;
   /** Answer formats the upstream can give; absent → json and xml. XML asked of a JSON-only one → 415. */
   readonly formats?: readonly ('json' | 'xml')[];
+  /** Query parameters every route reads alike (the vendor's common conventions); a route's own rules win. */
+  readonly commonParams?: ParamRules;
   readonly errorMapper: UpstreamErrorMapper;
   readonly credentials: UpstreamCredentials;
   readonly transport: Omit<TransportOptions, 'upstream' | 'title'>;

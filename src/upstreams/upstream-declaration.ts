@@ -9,6 +9,7 @@ import type {
   UpstreamCredentials,
   UpstreamErrorMapper,
 } from '../proxy/pipeline.types.js';
+import type { ParamRules } from '../proxy/canonical-request.js';
 import type { UpstreamDefinition } from '../proxy/upstream-definition.js';
 
 /** What the gateway hands an upstream's factories when it builds the upstream. */
@@ -38,6 +39,8 @@ export interface UpstreamDeclaration<Name extends string = string> extends Upstr
   readonly defaultLanguage?: string;
   /** Answer formats the upstream can give; absent → json and xml. XML asked of a JSON-only one → 415. */
   readonly formats?: readonly ('json' | 'xml')[];
+  /** Query parameters every route reads alike (the vendor's common conventions); a route's own rules win. */
+  readonly commonParams?: ParamRules;
   readonly errorMapper: UpstreamErrorMapper;
   /** Vendor-shaped fields beside `error` in every error body under the prefixes (the vendor's clients read them). */
   readonly errorShape?: (ctx: UpstreamContext) => (err: GatewayError) => Record<string, unknown>;
@@ -79,6 +82,7 @@ export function upstreamDefinitionOf(
     ...(d.languages && { languages: d.languages }),
     ...(d.defaultLanguage && { defaultLanguage: d.defaultLanguage }),
     ...(d.formats && { formats: d.formats }),
+    ...(d.commonParams && { commonParams: d.commonParams }),
     errorMapper: d.errorMapper,
     credentials,
     timeoutMs: u.timeoutMs,

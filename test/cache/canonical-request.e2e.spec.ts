@@ -187,6 +187,22 @@ describe('one canonical request: a shared cache entry exactly when the vendor is
     }
   });
 
+  it('on every cacheable JSON route of the macroeconomic interface, bare, ?lang=en, Accept-Language: en, ?format=json and with_model_information=false share one entry', async () => {
+    const macro = CACHEABLE.filter((c) => c.upstream === 'macro' && !c.route.file);
+    expect(macro.map((c) => c.route.id)).toContain('macro.series.data');
+    const bare: Spelling = { id: 'A1', parts: [] };
+    for (const c of macro)
+      for (const other of [
+        { id: 'A1', parts: ['lang=en'] },
+        { id: 'A1', parts: [], acceptLanguage: 'en' },
+        { id: 'A1', parts: ['format=json', 'with_model_information=false'] },
+      ] as Spelling[]) {
+        const r = await compare(c, bare, other);
+        expect([c.route.id, other, r?.shared]).toEqual([c.route.id, other, true]);
+        expect(r!.viewB).toBe(r!.viewA);
+      }
+  });
+
   it('over generated spellings of every cacheable route: shared key ⇔ byte-identical vendor request', async () => {
     await fc.assert(
       fc.asyncProperty(pick(CACHEABLE.map((c) => c.route.id)), spelling, spelling, async (id, a, b) => {

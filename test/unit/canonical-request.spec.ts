@@ -9,9 +9,11 @@ import { LayoutTableQueryDto } from '../../src/upstreams/macro/dto/layout-table-
 import { FEEDS_PARAMS, MACRO_COMMON_PARAMS } from '../../src/upstreams/macro/macro-params.js';
 import { MACRO_LANGUAGES } from '../../src/upstreams/macro/macro.constants.js';
 
+/** What `compileRoute` gives `/feeds`: the interface's common parameters and the route's own. */
+const FEEDS_RULES = { ...MACRO_COMMON_PARAMS, ...FEEDS_PARAMS };
 const feeds: CanonicalSpec = {
   title: 'the macroeconomic data service',
-  params: FEEDS_PARAMS,
+  params: FEEDS_RULES,
   languages: MACRO_LANGUAGES,
   defaultLanguage: 'en',
 };
@@ -147,7 +149,7 @@ describe('the canonical request of a route', () => {
     // Kinds by the DTO's own rules; token is the consumer's key (never forwarded), format is negotiation.
     const KIND_BY_RULE: Record<string, string> = { isBoolean: 'boolean', isInt: 'int', isSpecDate: 'date' };
     for (const [dto, table] of [
-      [FeedsQueryDto, FEEDS_PARAMS],
+      [FeedsQueryDto, FEEDS_RULES],
       [LayoutTableQueryDto, MACRO_COMMON_PARAMS],
     ] as const) {
       const metas = getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false);

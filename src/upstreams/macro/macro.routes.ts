@@ -2,7 +2,7 @@ import { CACHE_TTL } from '../../proxy/cache-ttl.js';
 import type { RouteDefinition } from '../../proxy/pipeline.types.js';
 import { FeedsQueryDto } from './dto/feeds-query.dto.js';
 import { LayoutTableQueryDto } from './dto/layout-table-query.dto.js';
-import { FEEDS_PARAMS, MACRO_COMMON_PARAMS } from './macro-params.js';
+import { FEEDS_PARAMS } from './macro-params.js';
 
 const { dictionary, layout, series, userList } = CACHE_TTL;
 
@@ -217,7 +217,6 @@ export const MACRO_ROUTES = [
     family: 'layout',
     cacheTtlMs: layout,
     query: LayoutTableQueryDto,
-    params: MACRO_COMMON_PARAMS,
   },
   {
     id: 'macro.layout.table.series',

@@ -5,6 +5,7 @@ import { macroErrorFields } from './macro-error.shape.js';
 import { createMacroLoginController } from './macro-login.controller.js';
 import { MACRO_LANGUAGES } from './macro.constants.js';
 import { MACRO_DOCS } from './macro.route-docs.js';
+import { MACRO_COMMON_PARAMS } from './macro-params.js';
 import { MACRO_ROUTES } from './macro.routes.js';
 
 const prefixes = ['macro'] as const;
@@ -18,6 +19,7 @@ export const macroUpstream = defineUpstream({
   docs: MACRO_DOCS,
   languages: MACRO_LANGUAGES,
   defaultLanguage: 'en',
+  commonParams: MACRO_COMMON_PARAMS,
   errorMapper: macroErrorMapper,
   errorShape: () => macroErrorFields,
   config: { credentials: 'token' },
