@@ -13,6 +13,8 @@ import {
   type TargetResult,
 } from './report.js';
 import type { MachineInfo } from './procfs.js';
+import { FLEET_HEADER, fleetRows } from './fleet-report.js';
+import type { FleetRun } from './fleet-run.js';
 
 export interface SummaryInput {
   machine: MachineInfo;
@@ -26,6 +28,10 @@ export interface SummaryInput {
   targets: TargetResult[];
   problems: string[];
   findings: string[];
+  fleet?: FleetRun;
+  hitBesideNginx?: string;
+  /** Why nginx was not measured. */
+  nginxSkipped?: string;
 }
 
 /** The measured part of docs/performance.md (also written as results/summary.md). */
@@ -48,6 +54,21 @@ export function summaryMarkdown(x: SummaryInput): string {
     '',
   ];
   if (x.bursts.length) lines.push(markdownTable(BURST_HEADER, burstRows(x.bursts)), '');
+  if (x.hitBesideNginx) lines.push(x.hitBesideNginx + '.', '');
+  if (x.nginxSkipped) lines.push(`**nginx was not measured** (${x.nginxSkipped}).`, '');
+  if (x.fleet?.results.length) {
+    const f = x.fleet.settings;
+    const t = x.fleet.traffic;
+    lines.push(
+      `Fleet scenario: ${t.requests} requests (${t.mainRequests} before the cooldown) over ${t.distinctSeries} series ` +
+        `(${t.distinctUrls} distinct URLs), Zipf s = ${f.zipfS} over ${f.keys}, ${f.ratePerS}/s with ${t.bursts} release ` +
+        `bursts of ${f.burstClients} clients within 5 ms; TTL ${f.ttlS} s, vendor latency ${f.vendorDelayMs} ms, ` +
+        `then ${f.cooldownS} s of 429 from the vendor. Chart: [fleet.svg](../bench/results/fleet.svg).`,
+      '',
+      markdownTable(FLEET_HEADER, fleetRows(x.fleet.results)),
+      '',
+    );
+  }
   lines.push(markdownTable(TARGET_HEADER, targetRows(x.targets), false), '');
   if (x.findings.length)
     lines.push('Baseline failures in this run:', '', ...x.findings.map((f) => `- ${f}`), '');
