@@ -39,9 +39,23 @@ import {
   type ServerId,
   type ServerSpec,
 } from './lib/servers.js';
-import { PERFORMANCE_DOC, summaryMarkdown, updateResultsBlock } from './lib/summary.js';
+import {
+  HEADLINE_END,
+  HEADLINE_START,
+  headlineMarkdown,
+  PERFORMANCE_DOC,
+  summaryMarkdown,
+  updateBlock,
+  updateResultsBlock,
+} from './lib/summary.js';
 import { PERF_NODE_ARGS, perfAvailable, perfWorkDir, recordPerf, summarisePerf } from './lib/perf-record.js';
-import { fleetRows, fleetTargets, FLEET_HEADER, hitBesideNginx } from './lib/fleet-report.js';
+import {
+  fleetRows,
+  fleetTargets,
+  FLEET_HEADER,
+  hitBesideNginx,
+  hitBesideNginxLine,
+} from './lib/fleet-report.js';
 import { runFleetScenario, type FleetRun } from './lib/fleet-run.js';
 import { findNginx, startNginx } from './lib/nginx.js';
 
@@ -54,6 +68,17 @@ function log(line: string): void {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Counts per whole second of ascending millisecond times. */
+function perSecond(times: readonly number[]): number[] {
+  const out: number[] = [];
+  for (const t of times) {
+    const i = Math.floor(t / 1000);
+    while (out.length <= i) out.push(0);
+    out[i]++;
+  }
+  return out;
 }
 
 function git(args: string[], cwd = ROOT): string {
@@ -401,7 +426,7 @@ async function main(): Promise<number> {
   log(textTable(SCENARIO_HEADER, scenarioRows(scenarios)));
   if (burstSummaries.length) log('\n' + textTable(BURST_HEADER, burstRows(burstSummaries)));
   if (fleetRun?.results.length) log('\n' + textTable(FLEET_HEADER, fleetRows(fleetRun.results)));
-  if (hitVsNginx) log('\n' + hitVsNginx);
+  if (hitVsNginx) log('\n' + hitBesideNginxLine(hitVsNginx));
   log('');
   for (const t of targets)
     log(
@@ -472,7 +497,11 @@ async function main(): Promise<number> {
           settings: fleetRun.settings,
           traffic: fleetRun.traffic,
           nginxSkipped: fleetRun.nginxSkipped,
-          results: fleetRun.results,
+          // Call times are summarised per second (the chart has them all).
+          results: fleetRun.results.map(({ callTimes, ...r }) => ({
+            ...r,
+            callsPerSecond: perSecond(callTimes),
+          })),
         }
       : null,
     hitBesideNginx: hitVsNginx ?? null,
@@ -497,7 +526,7 @@ async function main(): Promise<number> {
     scenarios,
     bursts: burstSummaries,
     fleet: fleetRun,
-    hitBesideNginx: hitVsNginx,
+    hitBesideNginx: hitVsNginx && hitBesideNginxLine(hitVsNginx),
     nginxSkipped: nginx.bin ? undefined : nginx.why,
     targets,
     problems,
@@ -518,6 +547,15 @@ async function main(): Promise<number> {
   if (fullRun && process.env.BENCH_DOCS !== '0') {
     if (updateResultsBlock(join(ROOT, PERFORMANCE_DOC), md)) log(`updated the results in ${PERFORMANCE_DOC}`);
     else log(`results markers not found; ${PERFORMANCE_DOC} was not updated`);
+    const headline = headlineMarkdown({
+      startedAt,
+      machine,
+      fleet: fleetRun,
+      hit: hitVsNginx,
+      otherCores: background.meanOtherCores,
+    });
+    if (headline && updateBlock(join(ROOT, 'README.md'), HEADLINE_START, HEADLINE_END, headline))
+      log('updated the headline figures in README.md');
   }
   if (opts.keepLogs) log(`server logs kept in ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });

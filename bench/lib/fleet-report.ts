@@ -6,16 +6,34 @@ const fmt = (v: number, digits = 0) =>
     ? v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
     : '–';
 
+export interface HitBesideNginx {
+  atriumUs: number;
+  nginxUs: number;
+  /** Atrium's hit CPU per request ÷ nginx's (paired by round, median). */
+  ratio: number;
+  atriumToCeiling: number;
+  nginxToCeiling: number;
+}
+
 /** The hit beside nginx's hit: reported, no target (the price of what Atrium does on a hit). */
-export function hitBesideNginx(scenarios: readonly ScenarioSummary[]): string | undefined {
+export function hitBesideNginx(scenarios: readonly ScenarioSummary[]): HitBesideNginx | undefined {
   const s = (id: string) => scenarios.find((x) => x.id === id && x.runs.length > 0);
   const hit = s('atrium-hit-2k');
   const nginx = s('nginx-hit-2k');
   if (!hit || !nginx) return undefined;
+  return {
+    atriumUs: hit.median.cpuUsPerReq,
+    nginxUs: nginx.median.cpuUsPerReq,
+    ratio: pairedRatio(hit, nginx, 'cpuUsPerReq'),
+    atriumToCeiling: hit.ratioToCeiling.cpuUsPerReq,
+    nginxToCeiling: nginx.ratioToCeiling.cpuUsPerReq,
+  };
+}
+
+export function hitBesideNginxLine(h: HitBesideNginx): string {
   return (
-    `Cache hit, 2 KB, server CPU per request: Atrium ${hit.median.cpuUsPerReq} µs = ` +
-    `${pairedRatio(hit, nginx, 'cpuUsPerReq')} × nginx proxy_cache's (${nginx.median.cpuUsPerReq} µs, ` +
-    `${nginx.ratioToCeiling.cpuUsPerReq} × the ceiling) and ${hit.ratioToCeiling.cpuUsPerReq} × the ceiling's ` +
+    `Cache hit, 2 KB, server CPU per request: Atrium ${h.atriumUs} µs = ${h.ratio} × nginx proxy_cache's ` +
+    `(${h.nginxUs} µs, ${h.nginxToCeiling} × the ceiling) and ${h.atriumToCeiling} × the ceiling's ` +
     '(no target: nginx authenticates, throttles, counts, logs and measures nothing)'
   );
 }

@@ -15,6 +15,7 @@ import {
 import type { MachineInfo } from './procfs.js';
 import { FLEET_HEADER, fleetRows } from './fleet-report.js';
 import type { FleetRun } from './fleet-run.js';
+import type { HitBesideNginx } from './fleet-report.js';
 
 export interface SummaryInput {
   machine: MachineInfo;
@@ -82,12 +83,56 @@ export const PERFORMANCE_DOC = 'docs/performance.md';
 export const RESULTS_START = '<!-- bench:results:start (written by npm run bench) -->';
 export const RESULTS_END = '<!-- bench:results:end -->';
 
-/** Replaces the block between the markers in a Markdown file; false when the markers are missing. */
-export function updateResultsBlock(path: string, markdown: string): boolean {
+/** Replaces the block between two marker lines in a Markdown file; false when the markers are missing. */
+export function updateBlock(path: string, start: string, end: string, markdown: string): boolean {
   const text = readFileSync(path, 'utf8');
-  const a = text.indexOf(RESULTS_START);
-  const b = text.indexOf(RESULTS_END);
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
   if (a < 0 || b < a) return false;
-  writeFileSync(path, text.slice(0, a + RESULTS_START.length) + '\n\n' + markdown + '\n' + text.slice(b));
+  writeFileSync(path, text.slice(0, a + start.length) + '\n' + markdown + '\n' + text.slice(b));
   return true;
+}
+
+export function updateResultsBlock(path: string, markdown: string): boolean {
+  return updateBlock(path, RESULTS_START, RESULTS_END, '\n' + markdown);
+}
+
+/** README.md's headline figures lie between these two lines (rewritten by a published full run). */
+export const HEADLINE_START = '<!-- bench:headline:start (written by npm run bench) -->';
+export const HEADLINE_END = '<!-- bench:headline:end -->';
+
+/** The README's few headline figures: the fleet's vendor calls, the cooldown, the hit beside nginx's. */
+export function headlineMarkdown(x: {
+  startedAt: string;
+  machine: MachineInfo;
+  fleet?: FleetRun;
+  hit?: HitBesideNginx;
+  /** Cores other processes kept busy on average during the run. */
+  otherCores: number;
+}): string | undefined {
+  const a = x.fleet?.results.find((r) => r.fleet === 'atrium');
+  if (!a) return undefined;
+  const n = x.fleet?.results.find((r) => r.fleet === 'nginx');
+  const f = x.fleet!.settings;
+  const parts = [
+    `On the same recorded traffic (Zipf over ${f.keys.toLocaleString('en-US')} series, release bursts of ` +
+      `${f.burstClients}, four spellings of each request, TTL ${f.ttlS} s), three Atrium replicas sharing ` +
+      `Redis called the vendor **${a.main.callsPerMinimum} ×** the minimum the traffic allows` +
+      (n ? `; three nginx \`proxy_cache\` nodes **${n.main.callsPerMinimum} ×**.` : '.'),
+    `While the vendor answered 429 for ${f.cooldownS} s, Atrium sent it ${a.cooldown.vendorCallsAfterDiscovery} ` +
+      `calls after the first refusal's 250 ms` +
+      (n ? ` (nginx ${n.cooldown.vendorCallsAfterDiscovery})` : '') +
+      ` and answered ${(a.cooldown.servedShare * 100).toFixed(0)} % of requests from its cache.`,
+  ];
+  if (x.hit)
+    parts.push(
+      `A cache hit costs Atrium ${x.hit.ratio} × nginx's CPU: it authenticates, throttles, counts and logs; ` +
+        'nginx does none of that.',
+    );
+  parts.push(
+    `Measured ${x.startedAt.slice(0, 10)} on ${x.machine.cpuCount} vCPUs (other processes kept ` +
+      `${x.otherCores} cores busy); method and every figure in ` +
+      '[docs/performance.md](docs/performance.md).',
+  );
+  return parts.join(' ');
 }
