@@ -403,6 +403,7 @@ async function main(): Promise<number> {
         keys: consumers.keys.slice(1),
         nginxBin: nginx.bin,
         log,
+        track: (s) => servers.set(s.id, s),
       });
   } catch (e) {
     problems.push(`fleet: ${e instanceof Error ? e.message : String(e)}`);

@@ -23,6 +23,8 @@ export interface FleetRunInput {
   /** The nginx binary, or undefined: the peer is skipped. */
   readonly nginxBin?: string;
   readonly log: (line: string) => void;
+  /** Every process started, so the runner's signal handler can stop it too. */
+  readonly track: (s: RunningServer) => void;
 }
 
 export interface FleetRun {
@@ -109,6 +111,7 @@ export async function runFleetScenario(x: FleetRunInput): Promise<FleetRun> {
   const prefix = `bench-fleet:${randomBytes(4).toString('hex')}:`;
   let nginxSkipped: string | undefined;
   const vendor = await startServer(x.vendorSpec, x.tmp);
+  x.track(vendor);
   running.push(vendor);
   try {
     // Atrium: three replicas, one Redis prefix.
@@ -117,6 +120,7 @@ export async function runFleetScenario(x: FleetRunInput): Promise<FleetRun> {
       for (let i = 1; i <= NODES; i++) {
         const id = `fleet-atrium-${i}` as ServerId;
         const s = await startServer(x.atriumSpec(id, vendor, prefix), x.tmp);
+        x.track(s);
         atrium.push(s);
         x.log(`started ${id} (pid ${s.pid}) on ${s.url}`);
       }
@@ -151,6 +155,7 @@ export async function runFleetScenario(x: FleetRunInput): Promise<FleetRun> {
             ttlS: o.ttlS,
             dir: join(x.tmp, id),
           });
+          x.track(s);
           nginx.push(s);
           x.log(`started ${id} (nginx, pid ${s.pid}) on ${s.url}`);
         }

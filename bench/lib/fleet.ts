@@ -195,7 +195,8 @@ export async function runFleet(
   const ours0 = ours();
   const cpu0 = fleetCpu();
   let cpuMain = 0;
-  const t0 = performance.now();
+  const started = performance.now();
+  let t0 = started;
   let i = 0;
   // Open loop: every request leaves at its recorded offset, whatever the answers before it take.
   while (i < traffic.length) {
@@ -205,6 +206,9 @@ export async function runFleet(
       cpuMain = fleetCpu() - cpu0;
       await vendor(vendorServer.url, `/__cooldown?lane=${target.lane}&ms=${s.cooldownS * 1000}`);
       inCooldown = true;
+      // The cooldown's traffic starts now, at its recorded offsets, not in one catch-up batch of what
+      // would have left while the main phase's last answers were awaited.
+      t0 = performance.now() - mainEnd;
     }
     while (i < traffic.length && traffic[i].t <= now && (inCooldown || traffic[i].t < mainEnd))
       fire(traffic[i++]);
@@ -213,7 +217,7 @@ export async function runFleet(
   await Promise.all(pending.splice(0));
   if (!inCooldown) cpuMain = fleetCpu() - cpu0;
   const cpuAll = fleetCpu() - cpu0;
-  const wallS = (performance.now() - t0) / 1000;
+  const wallS = (performance.now() - started) / 1000;
   const machine1 = machineBusySeconds();
   const ours1 = ours();
   // Let a last background refresh land, then read what the vendor saw.
@@ -263,7 +267,8 @@ export async function runFleet(
       refusals: refusals.length,
       refusalsWithoutRetryAfter: refusals.filter((x) => !x.retryAfter).length,
     },
-    callTimes: stats.times,
+    // On the traffic's clock: calls from the cooldown's start on are moved back by the pause before it.
+    callTimes: stats.times.map((t) => (t >= cooldownAt ? t - (cooldownAt - mainEnd) : t)),
     otherLoadCores: r1(Math.max(0, machine1 - machine0 - (ours1 - ours0)) / wallS),
   };
 }
