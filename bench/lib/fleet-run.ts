@@ -221,8 +221,9 @@ function fleetLine(r: FleetResult): string {
     `fleet ${r.fleet.padEnd(6)} ${r.main.requests} requests → ${r.main.vendorCalls} vendor calls = ` +
     `${r.main.callsPerMinimum} × the minimum (${r.main.minimum}; ${r.main.callsPerUrlMinimum} × the URL-keyed ${r.main.minimumByUrl}), ` +
     `p50 ${r.main.p50Ms} ms, p99 ${r.main.p99Ms} ms, CPU ${r.main.cpuUsPerReq} µs/req, statuses ${JSON.stringify(r.main.statusCounts)}, ` +
-    `${r.main.errors} errors, ${r.main.vendorCallsWithLangQuery} calls with lang in the query; cooldown: ${r.cooldown.vendorCalls} vendor calls (${r.cooldown.vendorCallsAfterDiscovery} after discovery), ` +
+    `refusals ${JSON.stringify(r.main.refusalCodes)}, ${r.main.errors} errors ${JSON.stringify(r.main.errorKinds)}, ${r.main.vendorCallsWithLangQuery} calls with lang in the query; cooldown: ${r.cooldown.vendorCalls} vendor calls (${r.cooldown.vendorCallsAfterDiscovery} after discovery), ` +
     `${(r.cooldown.servedShare * 100).toFixed(1)} % from cache, p99 ${r.cooldown.servedP99Ms} ms, ` +
-    `${r.cooldown.refusalsWithoutRetryAfter} of ${r.cooldown.refusals} refusals without Retry-After; others ${r.otherLoadCores} cores`
+    `${r.cooldown.refusalsWithoutRetryAfter} of ${r.cooldown.refusals} refusals without Retry-After ` +
+    `${JSON.stringify(r.cooldown.refusalCodes)}; others ${r.otherLoadCores} cores`
   );
 }

@@ -30,6 +30,8 @@ export interface FleetTarget {
 interface Sample {
   ms: number;
   status: number;
+  /** The envelope's `error.code` of an answer other than 200 (what refused it). */
+  code?: string;
   retryAfter: boolean;
   cache: string | null;
   cooldown: boolean;
@@ -38,8 +40,12 @@ interface Sample {
 export interface PhaseFigures {
   requests: number;
   statusCounts: Record<string, number>;
+  /** Answers other than 200 by status and error code (`429 UPSTREAM_COOLING_DOWN`). */
+  refusalCodes: Record<string, number>;
   /** No answer at all (connection error, timeout). */
   errors: number;
+  /** The unanswered requests by the client's error name (`HeadersTimeoutError`, …). */
+  errorKinds: Record<string, number>;
   p50Ms: number;
   p99Ms: number;
   /** CPU of every node of the fleet (user + system) per request of the phase. */
@@ -91,15 +97,25 @@ function quantile(sorted: Float64Array, q: number): number {
   return r3(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]);
 }
 
-function figures(samples: Sample[], errors: number, cpuS: number): PhaseFigures {
+function figures(samples: Sample[], errorKinds: Record<string, number>, cpuS: number): PhaseFigures {
   const lat = Float64Array.from(samples.map((s) => s.ms)).sort();
   const statusCounts: Record<string, number> = {};
-  for (const s of samples) statusCounts[s.status] = (statusCounts[s.status] ?? 0) + 1;
+  const refusalCodes: Record<string, number> = {};
+  for (const s of samples) {
+    statusCounts[s.status] = (statusCounts[s.status] ?? 0) + 1;
+    if (s.status !== 200) {
+      const k = `${s.status} ${s.code ?? '(no code)'}`;
+      refusalCodes[k] = (refusalCodes[k] ?? 0) + 1;
+    }
+  }
+  const errors = Object.values(errorKinds).reduce((a, b) => a + b, 0);
   const n = samples.length + errors;
   return {
     requests: n,
     statusCounts,
+    refusalCodes,
     errors,
+    errorKinds,
     p50Ms: quantile(lat, 0.5),
     p99Ms: quantile(lat, 0.99),
     cpuUsPerReq: r1((cpuS * 1e6) / Math.max(1, n)),
@@ -109,6 +125,16 @@ function figures(samples: Sample[], errors: number, cpuS: number): PhaseFigures 
 async function vendor(url: string, path: string): Promise<unknown> {
   const res = await request(url + path, { method: path.startsWith('/__cooldown') ? 'POST' : 'GET' });
   return res.body.json();
+}
+
+/** `error.code` of Atrium's envelope, `errors.code` of the vendor's (nginx passes it through). */
+function errorCode(body: string): string | undefined {
+  try {
+    const j = JSON.parse(body) as { error?: { code?: string }; errors?: { code?: string } };
+    return j.error?.code ?? j.errors?.code;
+  } catch {
+    return undefined;
+  }
 }
 
 function ownCpuSeconds(): number {
@@ -156,8 +182,8 @@ export async function runFleet(
   const fleetCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
   const mainEnd = s.durationS * 1000;
   const samples: Sample[] = [];
-  let mainErrors = 0;
-  let cooldownErrors = 0;
+  const mainErrors: Record<string, number> = {};
+  const cooldownErrors: Record<string, number> = {};
   let inCooldown = false;
   let next = 0;
   const pending: Array<Promise<void>> = [];
@@ -171,19 +197,23 @@ export async function runFleet(
       pool
         .request({ method: 'GET', path: r.path, headers, headersTimeout: 30_000, bodyTimeout: 30_000 })
         .then(async (res) => {
-          await res.body.dump();
+          let code: string | undefined;
+          if (res.statusCode === 200) await res.body.dump();
+          else code = errorCode(await res.body.text());
           const cache = res.headers['x-cache'];
           samples.push({
             ms: performance.now() - started,
             status: res.statusCode,
+            code,
             retryAfter: res.headers['retry-after'] !== undefined,
             cache: typeof cache === 'string' ? cache : null,
             cooldown,
           });
         })
-        .catch(() => {
-          if (cooldown) cooldownErrors++;
-          else mainErrors++;
+        .catch((e: unknown) => {
+          const kinds = cooldown ? cooldownErrors : mainErrors;
+          const kind = e instanceof Error ? e.name : 'unknown';
+          kinds[kind] = (kinds[kind] ?? 0) + 1;
         }),
     );
   };
