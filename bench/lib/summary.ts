@@ -64,7 +64,9 @@ export function summaryMarkdown(x: SummaryInput): string {
       `Fleet scenario: ${t.requests} requests (${t.mainRequests} before the cooldown) over ${t.distinctSeries} series ` +
         `(${t.distinctUrls} distinct URLs), Zipf s = ${f.zipfS} over ${f.keys}, ${f.ratePerS}/s with ${t.bursts} release ` +
         `bursts of ${f.burstClients} clients within 5 ms; TTL ${f.ttlS} s, vendor latency ${f.vendorDelayMs} ms, ` +
-        `then ${f.cooldownS} s of 429 from the vendor. Chart: [fleet.svg](../bench/results/fleet.svg).`,
+        `then ${f.cooldownS} s of 429 from the vendor; other processes kept ` +
+        `${x.fleet.results.map((r) => `${r.otherLoadCores} (${r.fleet})`).join(' and ')} cores busy. ` +
+        'Chart: [fleet.svg](../bench/results/fleet.svg).',
       '',
       markdownTable(FLEET_HEADER, fleetRows(x.fleet.results)),
       '',
