@@ -39,8 +39,25 @@ import {
   type ServerId,
   type ServerSpec,
 } from './lib/servers.js';
-import { PERFORMANCE_DOC, summaryMarkdown, updateResultsBlock } from './lib/summary.js';
+import {
+  HEADLINE_END,
+  HEADLINE_START,
+  headlineMarkdown,
+  PERFORMANCE_DOC,
+  summaryMarkdown,
+  updateBlock,
+  updateResultsBlock,
+} from './lib/summary.js';
 import { PERF_NODE_ARGS, perfAvailable, perfWorkDir, recordPerf, summarisePerf } from './lib/perf-record.js';
+import {
+  fleetRows,
+  fleetTargets,
+  FLEET_HEADER,
+  hitBesideNginx,
+  hitBesideNginxLine,
+} from './lib/fleet-report.js';
+import { runFleetScenario, type FleetRun } from './lib/fleet-run.js';
+import { findNginx, startNginx } from './lib/nginx.js';
 
 const DIST_BENCH = join(ROOT, 'dist-bench/bench');
 const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
@@ -53,6 +70,17 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** Counts per whole second of ascending millisecond times. */
+function perSecond(times: readonly number[]): number[] {
+  const out: number[] = [];
+  for (const t of times) {
+    const i = Math.floor(t / 1000);
+    while (out.length <= i) out.push(0);
+    out[i]++;
+  }
+  return out;
+}
+
 function git(args: string[], cwd = ROOT): string {
   try {
     return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
@@ -61,30 +89,37 @@ function git(args: string[], cwd = ROOT): string {
   }
 }
 
-/** A consumer with limits the bench never reaches, so the inbound throttle runs but never rejects. */
-function writeConsumers(dir: string): { file: string; key: string } {
-  const key = `atr_bench_${randomBytes(18).toString('base64url')}`;
+/**
+ * Consumers with limits the bench never reaches, so the inbound throttle runs but never rejects: `bench`
+ * (the single-process scenarios) and the fleet scenario's many consumers.
+ */
+function writeConsumers(dir: string, count: number): { file: string; keys: string[] } {
+  const keys = Array.from({ length: count }, () => `atr_bench_${randomBytes(18).toString('base64url')}`);
   const file = join(dir, 'consumers.json');
   const doc = {
-    consumers: [
-      {
-        id: 'bench',
-        keyHashes: [createHash('sha256').update(key).digest('hex')],
-        upstreams: [...UPSTREAM_NAMES],
-        write: false,
-        limits: [
-          { name: 'per-second', ttlMs: 1000, limit: 1_000_000 },
-          { name: 'per-minute', ttlMs: 60_000, limit: 100_000_000 },
-        ],
-        weight: 1,
-      },
-    ],
+    consumers: keys.map((key, i) => ({
+      id: i === 0 ? 'bench' : `fleet-consumer-${i}`,
+      keyHashes: [createHash('sha256').update(key).digest('hex')],
+      upstreams: [...UPSTREAM_NAMES],
+      write: false,
+      limits: [
+        { name: 'per-second', ttlMs: 1000, limit: 1_000_000 },
+        { name: 'per-minute', ttlMs: 60_000, limit: 100_000_000 },
+      ],
+      weight: 1,
+    })),
   };
   writeFileSync(file, JSON.stringify(doc, null, 2));
-  return { file, key };
+  return { file, keys };
 }
 
-function atriumEnv(lane: string, upstream: RunningServer, consumersFile: string, opts: BenchOptions) {
+function atriumEnv(
+  lane: string,
+  upstream: RunningServer,
+  consumersFile: string,
+  opts: BenchOptions,
+  fleet?: { redisUrl: string; redisPrefix: string; ttlS: number },
+) {
   const env: NodeJS.ProcessEnv = {
     ...baseEnv(),
     NODE_ENV: 'production',
@@ -105,12 +140,15 @@ function atriumEnv(lane: string, upstream: RunningServer, consumersFile: string,
     env[p + 'BURST'] = '100000';
     env[p + 'CONNECTIONS'] = '64';
   }
-  if (opts.redisUrl) {
-    env.REDIS_URL = opts.redisUrl;
-    env.ATRIUM_REDIS_PREFIX = `bench:${randomBytes(4).toString('hex')}:${lane}:`;
+  const redisUrl = fleet?.redisUrl ?? opts.redisUrl;
+  if (redisUrl) {
+    env.REDIS_URL = redisUrl;
+    env.ATRIUM_REDIS_PREFIX = fleet?.redisPrefix ?? `bench:${randomBytes(4).toString('hex')}:${lane}:`;
     // Replicas sharing Redis must sign links with one secret (the boot stops without it).
     env.ATRIUM_LINK_SECRET = 'bench-fleet-link-secret-0123456789abcdef';
   }
+  // The fleet: series answers kept for the same TTL as nginx's proxy_cache_valid.
+  if (fleet) env.ATRIUM_CACHE_TTL_OVERRIDES = `series=${fleet.ttlS}s`;
   return { ...env, ...opts.atriumEnv };
 }
 
@@ -159,6 +197,22 @@ function serverSpec(
         readyPath: '/__ready',
         nodeArgs,
       };
+    case 'fleet-vendor':
+      return {
+        id,
+        script: join(DIST_BENCH, 'servers/vendor.js'),
+        env: { ...baseEnv(), FAKE_DELAY_MS: String(opts.fleet.vendorDelayMs) },
+        readyPath: '/__stats',
+        nodeArgs,
+      };
+    case 'nginx-hit':
+    case 'fleet-atrium-1':
+    case 'fleet-atrium-2':
+    case 'fleet-atrium-3':
+    case 'fleet-nginx-1':
+    case 'fleet-nginx-2':
+    case 'fleet-nginx-3':
+      throw new Error(`${id} is started by its own helper`);
     case 'atrium-hit':
     case 'atrium-hit-plain':
     case 'atrium-view':
@@ -182,14 +236,24 @@ function serverSpec(
 
 async function main(): Promise<number> {
   const opts = readOptions();
-  const { load, bursts } = selectScenarios(opts.only);
-  if (load.length === 0 && bursts.length === 0) throw new Error('BENCH_SCENARIOS matches no scenario');
+  const selected = selectScenarios(opts.only);
+  const { bursts, fleet } = selected;
+  const nginx = findNginx();
+  // nginx is optional: without it the peer is skipped, loudly, and Atrium is still measured.
+  const nginxScenarios = selected.load.filter((s) => s.server.startsWith('nginx'));
+  if (!nginx.bin && (nginxScenarios.length > 0 || fleet))
+    log(
+      `!!! NGINX PEER SKIPPED: ${nginx.why}. nginx proxy_cache is not measured (hit, fleet); Atrium is. !!!`,
+    );
+  const load = nginx.bin ? selected.load : selected.load.filter((s) => !nginxScenarios.includes(s));
+  if (load.length === 0 && bursts.length === 0 && !fleet)
+    throw new Error('BENCH_SCENARIOS matches no scenario');
   const needed = new Set<ServerId>([
     'upstream',
     ...load.map((s) => s.server),
     ...bursts.map((b) => b.server),
   ]);
-  if ([...needed].some((id) => id.startsWith('atrium')) && !existsSync(opts.atriumMain))
+  if ((fleet || [...needed].some((id) => id.startsWith('atrium'))) && !existsSync(opts.atriumMain))
     throw new Error(`${opts.atriumMain} is missing: run \`npm run build\` first (npm run bench does)`);
 
   const machine = machineInfo();
@@ -208,7 +272,7 @@ async function main(): Promise<number> {
     log(`payload ${size}: ${payload(size).length} bytes, md5 ${md5(payload(size))}`);
 
   const tmp = mkdtempSync(join(tmpdir(), 'atrium-bench-'));
-  const consumers = writeConsumers(tmp);
+  const consumers = writeConsumers(tmp, 1 + (fleet ? opts.fleet.consumers : 0));
   mkdirSync(opts.outDir, { recursive: true });
   const servers = new Map<ServerId, RunningServer>();
   const stopAll = async () => {
@@ -238,6 +302,19 @@ async function main(): Promise<number> {
     servers.set('upstream', upstream);
     for (const id of needed) {
       if (id === 'upstream') continue;
+      if (id === 'nginx-hit') {
+        const s = await startNginx({
+          id,
+          bin: nginx.bin!,
+          upstreamUrl: `${upstream.url}/${id}/v2`,
+          prefix: '/macro/',
+          ttlS: 3600,
+          dir: join(tmp, id),
+        });
+        servers.set(id, s);
+        log(`started ${id} (nginx, pid ${s.pid}) on ${s.url}`);
+        continue;
+      }
       const spec = serverSpec(id, upstream, consumers.file, opts);
       // A server profiled with perf writes its JIT dump where it runs.
       const s = await startServer(
@@ -252,7 +329,7 @@ async function main(): Promise<number> {
     const h: Harness = {
       servers,
       upstream,
-      headers: { authorization: `Bearer ${consumers.key}`, accept: 'application/json' },
+      headers: { authorization: `Bearer ${consumers.keys[0]}`, accept: 'application/json' },
       connections: opts.connections,
     };
 
@@ -304,6 +381,34 @@ async function main(): Promise<number> {
     }
   } finally {
     await stopAll();
+  }
+
+  // The fleet scenario, once the single-process servers are gone (its own processes, its own vendor).
+  let fleetRun: FleetRun | undefined;
+  try {
+    if (fleet)
+      fleetRun = await runFleetScenario({
+        opts: opts.fleet,
+        tmp,
+        vendorSpec: serverSpec('fleet-vendor', undefined, consumers.file, opts),
+        atriumSpec: (id, vendor, redisPrefix) => ({
+          ...serverSpec('atrium-miss', vendor, consumers.file, opts),
+          id,
+          env: atriumEnv('fleet-atrium', vendor, consumers.file, opts, {
+            redisUrl: opts.fleet.redisUrl,
+            redisPrefix,
+            ttlS: opts.fleet.ttlS,
+          }),
+        }),
+        keys: consumers.keys.slice(1),
+        nginxBin: nginx.bin,
+        log,
+        track: (s) => servers.set(s.id, s),
+      });
+  } catch (e) {
+    problems.push(`fleet: ${e instanceof Error ? e.message : String(e)}`);
+    log(`fleet scenario failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+  } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
@@ -312,11 +417,17 @@ async function main(): Promise<number> {
   const burstSummaries = summariseBursts(bursts, burstRuns);
   for (const s of scenarios) problems.push(...s.problems.map((p) => `${s.id}: ${p}`));
   for (const b of burstSummaries) problems.push(...b.problems.map((p) => `${b.id}: ${p}`));
-  const targets = evaluateTargets(scenarios, burstSummaries);
+  const targets = [
+    ...evaluateTargets(scenarios, burstSummaries),
+    ...(fleet ? fleetTargets(fleetRun?.results ?? []) : []),
+  ];
+  const hitVsNginx = hitBesideNginx(scenarios);
 
   log('');
   log(textTable(SCENARIO_HEADER, scenarioRows(scenarios)));
   if (burstSummaries.length) log('\n' + textTable(BURST_HEADER, burstRows(burstSummaries)));
+  if (fleetRun?.results.length) log('\n' + textTable(FLEET_HEADER, fleetRows(fleetRun.results)));
+  if (hitVsNginx) log('\n' + hitBesideNginxLine(hitVsNginx));
   log('');
   for (const t of targets)
     log(
@@ -327,7 +438,16 @@ async function main(): Promise<number> {
     log('\nFindings (baseline failures, reported):\n' + findings.map((f) => `  - ${f}`).join('\n'));
   if (problems.length) log('\nPROBLEMS:\n' + problems.map((p) => `  - ${p}`).join('\n'));
 
-  const background = backgroundLoad([...runs.values()].flat(), opts.maxOtherCores);
+  const background = backgroundLoad(
+    [
+      ...[...runs.values()].flat(),
+      ...(fleetRun?.results ?? []).map((r) => ({
+        otherLoadCores: r.otherLoadCores,
+        wallS: opts.fleet.durationS + opts.fleet.cooldownS,
+      })),
+    ],
+    opts.maxOtherCores,
+  );
   log(
     `\nother processes kept ${background.meanOtherCores} cores busy on average (busiest run ` +
       `${background.maxOtherCores}; limit ${background.limitCores}): ` +
@@ -366,14 +486,33 @@ async function main(): Promise<number> {
     payloads: Object.fromEntries(
       BODY_SIZES.map((s) => [s, { bytes: payload(s).length, md5: md5(payload(s)) }]),
     ),
-    servers: [...needed].map((id) => ({ id, description: SERVER_LABELS[id] })),
+    servers: [
+      ...needed,
+      ...(fleet ? (['fleet-vendor', 'fleet-atrium-1', 'fleet-atrium-2', 'fleet-atrium-3'] as const) : []),
+      ...(fleet && nginx.bin ? (['fleet-nginx-1', 'fleet-nginx-2', 'fleet-nginx-3'] as const) : []),
+    ].map((id) => ({ id, description: SERVER_LABELS[id] })),
     scenarios,
     bursts: burstSummaries,
+    fleet: fleetRun
+      ? {
+          settings: fleetRun.settings,
+          traffic: fleetRun.traffic,
+          nginxSkipped: fleetRun.nginxSkipped,
+          // Call times are summarised per second (the chart has them all).
+          results: fleetRun.results.map(({ callTimes, ...r }) => ({
+            ...r,
+            callsPerSecond: perSecond(callTimes),
+          })),
+        }
+      : null,
+    hitBesideNginx: hitVsNginx ?? null,
+    nginx: nginx.bin ? { bin: nginx.bin } : { skipped: nginx.why },
     targets,
     problems,
     findings,
   };
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(result, null, 2) + '\n');
+  if (fleetRun) writeFileSync(join(outDir, 'fleet.svg'), fleetRun.chart);
   const subtitle =
     `${machine.cpuModel}${machine.cpuId ? ` (${machine.cpuId})` : ''}, ${machine.cpuCount} vCPUs shared by servers and load generator; Node ${machine.node}; ` +
     `${opts.rounds} rounds × ${opts.durationS} s, ${opts.connections} connections; ${startedAt.slice(0, 10)}`;
@@ -387,12 +526,17 @@ async function main(): Promise<number> {
     connections: opts.connections,
     scenarios,
     bursts: burstSummaries,
+    fleet: fleetRun,
+    hitBesideNginx: hitVsNginx && hitBesideNginxLine(hitVsNginx),
+    nginxSkipped: nginx.bin ? undefined : nginx.why,
     targets,
     problems,
     findings,
   });
   writeFileSync(join(outDir, 'summary.md'), md);
-  log(`\nwrote ${relative(ROOT, join(outDir, 'latest.json'))}, chart.svg, summary.md`);
+  log(
+    `\nwrote ${relative(ROOT, join(outDir, 'latest.json'))}, chart.svg, ${fleetRun ? 'fleet.svg, ' : ''}summary.md`,
+  );
   if (refused && underProfiler)
     log(`NOT PUBLISHED: measured under a profiler; bench/results and ${PERFORMANCE_DOC} are left alone.`);
   else if (refused)
@@ -404,6 +548,15 @@ async function main(): Promise<number> {
   if (fullRun && process.env.BENCH_DOCS !== '0') {
     if (updateResultsBlock(join(ROOT, PERFORMANCE_DOC), md)) log(`updated the results in ${PERFORMANCE_DOC}`);
     else log(`results markers not found; ${PERFORMANCE_DOC} was not updated`);
+    const headline = headlineMarkdown({
+      startedAt,
+      machine,
+      fleet: fleetRun,
+      hit: hitVsNginx,
+      otherCores: background.meanOtherCores,
+    });
+    if (headline && updateBlock(join(ROOT, 'README.md'), HEADLINE_START, HEADLINE_END, headline))
+      log('updated the headline figures in README.md');
   }
   if (opts.keepLogs) log(`server logs kept in ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });

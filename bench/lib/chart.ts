@@ -5,6 +5,7 @@ const COLORS: Record<string, string> = {
   bare: '#2e86de',
   naive: '#e67e22',
   atrium: '#27ae60',
+  nginx: '#c0392b',
 };
 
 function colorOf(server: string): string {
@@ -60,7 +61,7 @@ export function renderChart(scenarios: ScenarioSummary[], subtitle: string): str
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="11">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
-    `<text x="10" y="22" font-size="15" font-weight="bold">Atrium vs the ceiling, a bare proxy and a naive Nest proxy (medians)</text>`,
+    `<text x="10" y="22" font-size="15" font-weight="bold">Atrium vs the ceiling, a bare proxy, a naive Nest proxy and nginx proxy_cache (medians)</text>`,
     `<text x="10" y="40" fill="#555">${esc(subtitle)}</text>`,
   );
   panels.forEach((p, pi) => {
@@ -96,6 +97,7 @@ export function renderChart(scenarios: ScenarioSummary[], subtitle: string): str
     ['bare proxy (node:http + undici)', COLORS.bare],
     ['naive Nest proxy', COLORS.naive],
     ['Atrium full stack', COLORS.atrium],
+    ['nginx proxy_cache', COLORS.nginx],
   ]) {
     out.push(`<rect x="${lx}" y="${ly - 10}" width="12" height="12" fill="${color}"/>`);
     out.push(`<text x="${lx + 16}" y="${ly}">${esc(name)}</text>`);

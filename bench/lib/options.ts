@@ -37,6 +37,29 @@ export interface BenchOptions {
   readonly maxOtherCores: number;
   /** Extra node flags for the Atrium processes (`BENCH_ATRIUM_NODE_ARGS="--trace-gc --max-semi-space-size=4"`). */
   readonly atriumNodeArgs: readonly string[];
+  /** The fleet scenario (docs/performance.md "The fleet scenario"). */
+  readonly fleet: FleetOptions;
+}
+
+export interface FleetOptions {
+  /** TTL of a series answer in both fleets, seconds. */
+  readonly ttlS: number;
+  /** Seconds of traffic before the vendor cooldown. */
+  readonly durationS: number;
+  /** Seconds the vendor answers 429 (its Retry-After counts down from this) while the traffic goes on. */
+  readonly cooldownS: number;
+  readonly keys: number;
+  readonly zipfS: number;
+  readonly ratePerS: number;
+  /** A release burst every this many seconds (0: none). */
+  readonly burstEveryS: number;
+  readonly burstClients: number;
+  readonly consumers: number;
+  readonly vendorDelayMs: number;
+  /** Seconds of unmeasured requests (on other series) to each fleet first. */
+  readonly warmupS: number;
+  /** The Redis the Atrium replicas share (a unique prefix per run, deleted afterwards). */
+  readonly redisUrl: string;
 }
 
 function num(env: NodeJS.ProcessEnv, name: string, def: number, min: number): number {
@@ -79,5 +102,19 @@ export function readOptions(env: NodeJS.ProcessEnv = process.env): BenchOptions 
     atriumMain: resolve(ROOT, env.BENCH_ATRIUM_MAIN || 'dist/main.js'),
     maxOtherCores: num(env, 'BENCH_MAX_OTHER_CORES', QUIET_LIMIT_CORES, 0),
     atriumNodeArgs: (env.BENCH_ATRIUM_NODE_ARGS ?? '').split(/\s+/).filter(Boolean),
+    fleet: {
+      ttlS: Math.floor(num(env, 'BENCH_FLEET_TTL', 10, 1)),
+      durationS: num(env, 'BENCH_FLEET_DURATION', 60, 1),
+      cooldownS: Math.floor(num(env, 'BENCH_FLEET_COOLDOWN', 20, 1)),
+      keys: Math.floor(num(env, 'BENCH_FLEET_KEYS', 3000, 1)),
+      zipfS: num(env, 'BENCH_FLEET_ZIPF', 1.1, 0),
+      ratePerS: num(env, 'BENCH_FLEET_RATE', 300, 1),
+      burstEveryS: num(env, 'BENCH_FLEET_BURST_EVERY', 15, 0),
+      burstClients: Math.floor(num(env, 'BENCH_FLEET_BURST_CLIENTS', 300, 1)),
+      consumers: Math.floor(num(env, 'BENCH_FLEET_CONSUMERS', 20, 1)),
+      vendorDelayMs: num(env, 'BENCH_FLEET_VENDOR_DELAY_MS', 30, 0),
+      warmupS: num(env, 'BENCH_FLEET_WARMUP', 5, 0),
+      redisUrl: env.BENCH_FLEET_REDIS_URL || env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
+    },
   };
 }

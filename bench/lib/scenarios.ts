@@ -164,6 +164,17 @@ export const LOAD_SCENARIOS = [
     expectStatus: 200,
   },
   {
+    // The peer a user would otherwise pick for the hit: nginx's proxy_cache, which authenticates, counts,
+    // logs and measures nothing. Reported beside Atrium's hit, no target (skipped when nginx is missing).
+    id: 'nginx-hit-2k',
+    title: 'nginx proxy_cache, cache hit, 2 KB (no auth)',
+    server: 'nginx-hit',
+    kind: 'hit',
+    size: '2k',
+    delayMs: 0,
+    expectStatus: 200,
+  },
+  {
     id: 'atrium-miss-2k-0ms',
     title: 'Atrium, miss, 2 KB, upstream 0 ms',
     server: 'atrium-miss',
@@ -245,13 +256,23 @@ export function burstPath(b: BurstScenario, tag: string): string {
   return `/macro/series/burst-${tag}/data${query('2k', b.delayMs)}`;
 }
 
-/** Scenarios whose id starts with one of `only` (all when empty); the ceilings they are compared with are added. */
-export function selectScenarios(only: readonly string[]): { load: LoadScenario[]; bursts: BurstScenario[] } {
+/** The fleet scenario's id in BENCH_SCENARIOS. */
+export const FLEET_ID = 'fleet';
+
+/**
+ * Scenarios whose id starts with one of `only` (all when empty); the ceilings they are compared with are
+ * added. `fleet`: whether the fleet scenario runs.
+ */
+export function selectScenarios(only: readonly string[]): {
+  load: LoadScenario[];
+  bursts: BurstScenario[];
+  fleet: boolean;
+} {
   const pick = (id: string) => only.length === 0 || only.some((p) => id.startsWith(p));
   const load: LoadScenario[] = LOAD_SCENARIOS.filter((s) => pick(s.id));
   const bursts: BurstScenario[] = BURST_SCENARIOS.filter((s) => pick(s.id));
   const needed = new Set<string>(load.map((s) => ceilingOf(s)));
   if (bursts.length && load.length === 0) needed.add('ceiling-2k');
   const withCeilings = LOAD_SCENARIOS.filter((s) => needed.has(s.id) || load.includes(s));
-  return { load: withCeilings, bursts };
+  return { load: withCeilings, bursts, fleet: pick(FLEET_ID) };
 }

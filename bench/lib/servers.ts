@@ -17,6 +17,14 @@ export const SERVER_IDS = [
   'atrium-view',
   'atrium-miss',
   'atrium-storm',
+  'nginx-hit',
+  'fleet-vendor',
+  'fleet-atrium-1',
+  'fleet-atrium-2',
+  'fleet-atrium-3',
+  'fleet-nginx-1',
+  'fleet-nginx-2',
+  'fleet-nginx-3',
 ] as const;
 export type ServerId = (typeof SERVER_IDS)[number];
 
@@ -31,6 +39,14 @@ export const SERVER_LABELS: Record<ServerId, string> = {
   'atrium-view': 'Atrium full stack, the view and 200 KB hit scenarios',
   'atrium-miss': 'Atrium full stack, miss and burst scenarios',
   'atrium-storm': 'Atrium full stack, upstream answering 429 (storm)',
+  'nginx-hit': 'nginx proxy_cache (Debian nginx-light, one process), the 2 KB hit scenario; no auth',
+  'fleet-vendor': 'fleet scenario: fake vendor with tens of ms latency, counts calls per fleet',
+  'fleet-atrium-1': 'fleet scenario: Atrium replica 1 of 3, Redis shared',
+  'fleet-atrium-2': 'fleet scenario: Atrium replica 2 of 3, Redis shared',
+  'fleet-atrium-3': 'fleet scenario: Atrium replica 3 of 3, Redis shared',
+  'fleet-nginx-1': 'fleet scenario: nginx node 1 of 3, proxy_cache, its own cache',
+  'fleet-nginx-2': 'fleet scenario: nginx node 2 of 3, proxy_cache, its own cache',
+  'fleet-nginx-3': 'fleet scenario: nginx node 3 of 3, proxy_cache, its own cache',
 };
 
 export interface ServerSpec {

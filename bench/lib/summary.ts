@@ -13,6 +13,9 @@ import {
   type TargetResult,
 } from './report.js';
 import type { MachineInfo } from './procfs.js';
+import { FLEET_HEADER, fleetRows } from './fleet-report.js';
+import type { FleetRun } from './fleet-run.js';
+import type { HitBesideNginx } from './fleet-report.js';
 
 export interface SummaryInput {
   machine: MachineInfo;
@@ -26,6 +29,10 @@ export interface SummaryInput {
   targets: TargetResult[];
   problems: string[];
   findings: string[];
+  fleet?: FleetRun;
+  hitBesideNginx?: string;
+  /** Why nginx was not measured. */
+  nginxSkipped?: string;
 }
 
 /** The measured part of docs/performance.md (also written as results/summary.md). */
@@ -48,6 +55,23 @@ export function summaryMarkdown(x: SummaryInput): string {
     '',
   ];
   if (x.bursts.length) lines.push(markdownTable(BURST_HEADER, burstRows(x.bursts)), '');
+  if (x.hitBesideNginx) lines.push(x.hitBesideNginx + '.', '');
+  if (x.nginxSkipped) lines.push(`**nginx was not measured** (${x.nginxSkipped}).`, '');
+  if (x.fleet?.results.length) {
+    const f = x.fleet.settings;
+    const t = x.fleet.traffic;
+    lines.push(
+      `Fleet scenario: ${t.requests} requests (${t.mainRequests} before the cooldown) over ${t.distinctSeries} series ` +
+        `(${t.distinctUrls} distinct URLs), Zipf s = ${f.zipfS} over ${f.keys}, ${f.ratePerS}/s with ${t.bursts} release ` +
+        `bursts of ${f.burstClients} clients within 5 ms; TTL ${f.ttlS} s, vendor latency ${f.vendorDelayMs} ms, ` +
+        `then ${f.cooldownS} s of 429 from the vendor; other processes kept ` +
+        `${x.fleet.results.map((r) => `${r.otherLoadCores} (${r.fleet})`).join(' and ')} cores busy. ` +
+        'Chart: [fleet.svg](../bench/results/fleet.svg).',
+      '',
+      markdownTable(FLEET_HEADER, fleetRows(x.fleet.results)),
+      '',
+    );
+  }
   lines.push(markdownTable(TARGET_HEADER, targetRows(x.targets), false), '');
   if (x.findings.length)
     lines.push('Baseline failures in this run:', '', ...x.findings.map((f) => `- ${f}`), '');
@@ -61,12 +85,56 @@ export const PERFORMANCE_DOC = 'docs/performance.md';
 export const RESULTS_START = '<!-- bench:results:start (written by npm run bench) -->';
 export const RESULTS_END = '<!-- bench:results:end -->';
 
-/** Replaces the block between the markers in a Markdown file; false when the markers are missing. */
-export function updateResultsBlock(path: string, markdown: string): boolean {
+/** Replaces the block between two marker lines in a Markdown file; false when the markers are missing. */
+export function updateBlock(path: string, start: string, end: string, markdown: string): boolean {
   const text = readFileSync(path, 'utf8');
-  const a = text.indexOf(RESULTS_START);
-  const b = text.indexOf(RESULTS_END);
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
   if (a < 0 || b < a) return false;
-  writeFileSync(path, text.slice(0, a + RESULTS_START.length) + '\n\n' + markdown + '\n' + text.slice(b));
+  writeFileSync(path, text.slice(0, a + start.length) + '\n' + markdown + '\n' + text.slice(b));
   return true;
+}
+
+export function updateResultsBlock(path: string, markdown: string): boolean {
+  return updateBlock(path, RESULTS_START, RESULTS_END, '\n' + markdown);
+}
+
+/** README.md's headline figures lie between these two lines (rewritten by a published full run). */
+export const HEADLINE_START = '<!-- bench:headline:start (written by npm run bench) -->';
+export const HEADLINE_END = '<!-- bench:headline:end -->';
+
+/** The README's few headline figures: the fleet's vendor calls, the cooldown, the hit beside nginx's. */
+export function headlineMarkdown(x: {
+  startedAt: string;
+  machine: MachineInfo;
+  fleet?: FleetRun;
+  hit?: HitBesideNginx;
+  /** Cores other processes kept busy on average during the run. */
+  otherCores: number;
+}): string | undefined {
+  const a = x.fleet?.results.find((r) => r.fleet === 'atrium');
+  if (!a) return undefined;
+  const n = x.fleet?.results.find((r) => r.fleet === 'nginx');
+  const f = x.fleet!.settings;
+  const parts = [
+    `On the same recorded traffic (Zipf over ${f.keys.toLocaleString('en-US')} series, release bursts of ` +
+      `${f.burstClients}, four spellings of each request, TTL ${f.ttlS} s), three Atrium replicas sharing ` +
+      `Redis called the vendor **${a.main.callsPerMinimum} ×** the minimum the traffic allows` +
+      (n ? `; three nginx \`proxy_cache\` nodes **${n.main.callsPerMinimum} ×**.` : '.'),
+    `While the vendor answered 429 for ${f.cooldownS} s, Atrium sent it ${a.cooldown.vendorCallsAfterDiscovery} ` +
+      `calls after the first refusal's 250 ms` +
+      (n ? ` (nginx ${n.cooldown.vendorCallsAfterDiscovery})` : '') +
+      ` and answered ${(a.cooldown.servedShare * 100).toFixed(0)} % of requests from its cache.`,
+  ];
+  if (x.hit)
+    parts.push(
+      `A cache hit costs Atrium ${x.hit.ratio} × nginx's CPU: it authenticates, throttles, counts and logs; ` +
+        'nginx does none of that.',
+    );
+  parts.push(
+    `Measured ${x.startedAt.slice(0, 10)} on ${x.machine.cpuCount} vCPUs (other processes kept ` +
+      `${x.otherCores} cores busy); method and every figure in ` +
+      '[docs/performance.md](docs/performance.md).',
+  );
+  return parts.join(' ');
 }
