@@ -20,6 +20,7 @@ import {
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
 import { AllowedMethods } from './core/http/allowed-methods.js';
+import { installCompression } from './core/http/compression.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
 import { VALIDATOR_OPTIONS, validationError } from './core/http/query-validator.js';
 import { setupDocs } from './docs/docs.setup.js';
@@ -117,6 +118,9 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   app
     .get(RequestObserver)
     .install(fastify, usage.counting ? (req, reply) => usage.count(req, reply) : undefined);
+
+  // Compression of buffered JSON/XML answers (sendCompressible); registered before Nest adds the routes.
+  installCompression(fastify);
 
   // Bodies are forwarded as the consumer sent them (form-urlencoded or JSON): keep the bytes, parse nothing.
   fastify.removeAllContentTypeParsers();

@@ -1,6 +1,7 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { sendCompressible } from '../core/http/compression.js';
 import { parseBatchCall } from './batch-request.js';
 import { BatchService } from './batch.service.js';
 
@@ -26,10 +27,12 @@ export class BatchController {
       acceptLanguage: typeof lang === 'string' ? lang : undefined,
       trace: req.trace,
     });
-    void reply
-      .code(200)
-      .header('content-type', 'application/json; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .send(JSON.stringify(result));
+    sendCompressible(
+      reply
+        .code(200)
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('cache-control', 'no-store'),
+      JSON.stringify(result),
+    );
   }
 }
