@@ -88,7 +88,12 @@ export function createAdapter(
     forceCloseConnections: 'idle',
     logger: false,
   };
-  return new FastifyAdapter(options);
+  const adapter = new FastifyAdapter(options);
+  // Compression of buffered JSON/XML answers (sendCompressible). Registered with the instance itself: the
+  // plugin decorates each route as it is added, and NestFactory.create loads the queued plugins and adds the
+  // routes before configureApp runs.
+  installCompression(adapter.getInstance());
+  return adapter;
 }
 
 /**
@@ -118,9 +123,6 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   app
     .get(RequestObserver)
     .install(fastify, usage.counting ? (req, reply) => usage.count(req, reply) : undefined);
-
-  // Compression of buffered JSON/XML answers (sendCompressible); registered before Nest adds the routes.
-  installCompression(fastify);
 
   // Bodies are forwarded as the consumer sent them (form-urlencoded or JSON): keep the bytes, parse nothing.
   fastify.removeAllContentTypeParsers();

@@ -74,3 +74,27 @@ describe('compression of JSON and XML answers', () => {
     expect(file.body.toString()).toBe(json);
   });
 });
+
+// `npm start` builds the app with NestFactory.create, which adds the routes before configureApp runs: the
+// plugin must decorate them all the same.
+describe('compression in the gateway process (node dist/main.js)', () => {
+  const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
+  const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
+  const gw = withGateway({
+    upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
+    consumers: [reader],
+    mode: 'process',
+  });
+
+  it('compresses a proxied answer and a view', async () => {
+    for (const path of ['/macro/series/310112/data', '/views/series-overview?id=310112']) {
+      const res = await wire(gw.url + path, {
+        authorization: `Bearer ${reader.key}`,
+        'accept-encoding': 'br',
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-encoding']).toBe('br');
+      expect(res.headers.vary).toMatch(/accept-encoding/i);
+    }
+  });
+});

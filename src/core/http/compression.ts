@@ -20,7 +20,7 @@ const OPTIONS = {
   customTypes: COMPRESSIBLE,
 } as const satisfies FastifyCompressOptions;
 
-/** Registers the plugin; call before the routes are (configureApp). */
+/** Registers the plugin; before any route is added (createAdapter), as it decorates each route. */
 export function installCompression(fastify: FastifyInstance): void {
   void fastify.register(fastifyCompress, OPTIONS);
 }
@@ -36,13 +36,11 @@ function varyOnEncoding(reply: FastifyReply): void {
 /**
  * Sends a buffered answer, compressed when it is JSON or XML, over the threshold and the client accepts br
  * or gzip. Such an answer always varies on Accept-Encoding, compressed this time or not, so no shared cache
- * hands an encoding to a client that did not ask for it. Other types (and apps without the plugin) are sent
- * as they are.
+ * hands an encoding to a client that did not ask for it. Other types are sent as they are.
  */
 export function sendCompressible(reply: FastifyReply, body: Buffer | string): FastifyReply {
   const type = reply.getHeader('content-type');
-  if (typeof type !== 'string' || !COMPRESSIBLE.test(type) || typeof reply.compress !== 'function')
-    return reply.send(body);
+  if (typeof type !== 'string' || !COMPRESSIBLE.test(type)) return reply.send(body);
   varyOnEncoding(reply);
   reply.compress(body);
   return reply;
