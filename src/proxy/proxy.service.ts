@@ -164,7 +164,7 @@ export function sendProxyResponse(
   reply: FastifyReply,
   res: ProxyResponse,
   ifNoneMatch?: string | string[],
-  compress?: (reply: FastifyReply, body: Buffer) => FastifyReply,
+  compress?: (reply: FastifyReply, body: Buffer, validator?: string) => FastifyReply,
 ): FastifyReply {
   if (res.cache) reply.header('x-cache', res.cache);
   if (res.ageSeconds !== undefined) reply.header('age', String(Math.max(0, Math.floor(res.ageSeconds))));
@@ -179,6 +179,6 @@ export function sendProxyResponse(
   }
   reply.code(res.status);
   for (const name in res.headers) reply.header(name, res.headers[name]);
-  if (compress !== undefined && Buffer.isBuffer(res.body)) return compress(reply, res.body);
+  if (compress !== undefined && Buffer.isBuffer(res.body)) return compress(reply, res.body, etag);
   return reply.send(res.body);
 }

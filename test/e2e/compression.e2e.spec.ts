@@ -1,5 +1,6 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { request as undiciRequest } from 'undici';
+import { compressedFormCounts } from '../../src/core/http/compression.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { withGateway } from '../helpers/with-gateway.js';
@@ -45,6 +46,30 @@ describe('compression of JSON and XML answers', () => {
     expect(gunzipSync(gz.body).equals(plain.body)).toBe(true);
     // The validator describes the answer, whatever its encoding on the wire.
     expect(new Set([plain.headers.etag, br.headers.etag, gz.headers.etag]).size).toBe(1);
+  });
+
+  it('a cached answer is compressed once per encoding: later hits send the kept form', async () => {
+    // A series no other test here asks for: its forms are made in this test.
+    const TABLE = '/macro/series/310113/data';
+    const before = { ...compressedFormCounts };
+    const first = await get(TABLE, { 'accept-encoding': 'br' });
+    const hit = await get(TABLE, { 'accept-encoding': 'gzip;q=0.5, br' });
+    const gz = await get(TABLE, { 'accept-encoding': 'gzip' });
+    const gzHit = await get(TABLE, { 'accept-encoding': 'x-gzip' });
+    expect([first, hit, gz, gzHit].map((r) => r.headers['content-encoding'])).toEqual([
+      'br',
+      'br',
+      'gzip',
+      'gzip',
+    ]);
+    expect(hit.headers['x-cache']).toBe('HIT');
+    expect(hit.body.equals(first.body)).toBe(true);
+    expect(gzHit.body.equals(gz.body)).toBe(true);
+    expect(Number(hit.headers['content-length'])).toBe(hit.body.length);
+    expect(hit.headers.vary).toMatch(/accept-encoding/i);
+    expect(brotliDecompressSync(hit.body).toString()).toBe(gunzipSync(gzHit.body).toString());
+    expect(compressedFormCounts.kept - before.kept).toBe(2);
+    expect(compressedFormCounts.reused - before.reused).toBe(2);
   });
 
   it('small answers and unaccepted encodings go as they are', async () => {

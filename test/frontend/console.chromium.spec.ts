@@ -265,7 +265,11 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
       expect(res.headers['retry-after']).toBeDefined();
     });
     afterAll(async () => {
-      if (SHOTS) await page.screenshot({ path: resolve(SHOTS, 'console.png'), fullPage: true });
+      if (SHOTS) {
+        // From the top: the sticky header would otherwise be drawn where the page was scrolled to.
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.screenshot({ path: resolve(SHOTS, 'console.png'), fullPage: true });
+      }
       gw.sandbox.macro.reset();
     });
 
