@@ -20,10 +20,12 @@ import {
 import { GatewayError } from './core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.js';
 import { AllowedMethods } from './core/http/allowed-methods.js';
+import { installCompression } from './core/http/compression.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
 import { VALIDATOR_OPTIONS, validationError } from './core/http/query-validator.js';
 import { setupDocs } from './docs/docs.setup.js';
 import { RequestObserver } from './metrics/request-observer.js';
+import type { RequestTrace } from './core/tracing/trace-context.js';
 import { TracingService } from './tracing/tracing.service.js';
 import { UsageService } from './usage/usage.service.js';
 
@@ -33,7 +35,10 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * The exception filter of each app, for the router's own refusals (`frameworkErrors`): the adapter is built
  * before the app, so configureApp plugs the filter in here, keyed by the Fastify instance.
  */
-const frameworkErrorFilters = new WeakMap<FastifyInstance, GatewayExceptionFilter>();
+const frameworkErrorFilters = new WeakMap<
+  FastifyInstance,
+  { filter: GatewayExceptionFilter; traceOf?: (req: FastifyRequest) => RequestTrace }
+>();
 
 /** The router's refusals, before any hook ran: a path that is not valid percent-encoding, an overlong segment. */
 function frameworkError(err: FastifyError): GatewayError {
@@ -66,9 +71,14 @@ export function createAdapter(
     clientErrorHandler: handleClientError,
     frameworkErrors: (err: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
       void reply.header('x-request-id', req.id);
-      const filter = frameworkErrorFilters.get(req.server);
-      if (filter) filter.send(frameworkError(err), req, reply);
-      else void reply.code(500).send();
+      const entry = frameworkErrorFilters.get(req.server);
+      if (!entry) {
+        void reply.code(500).send();
+        return;
+      }
+      // No hook ran: the refusal gets its trace context here, as every other answer does in onRequest.
+      req.trace ??= entry.traceOf?.(req);
+      entry.filter.send(frameworkError(err), req, reply);
     },
     routerOptions: {
       ignoreTrailingSlash: true,
@@ -87,7 +97,12 @@ export function createAdapter(
     forceCloseConnections: 'idle',
     logger: false,
   };
-  return new FastifyAdapter(options);
+  const adapter = new FastifyAdapter(options);
+  // Compression of buffered JSON/XML answers (sendCompressible). Registered with the instance itself: the
+  // plugin decorates each route as it is added, and NestFactory.create loads the queued plugins and adds the
+  // routes before configureApp runs.
+  installCompression(adapter.getInstance());
+  return adapter;
 }
 
 /**
@@ -101,9 +116,10 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const fastify = app.getHttpAdapter().getInstance();
   const filter = app.get(GatewayExceptionFilter);
   const cors = app.get(CorsPolicy);
-  frameworkErrorFilters.set(fastify, filter);
   answerWhatNodeRefuses(fastify.server);
-  renderParserRefusals(fastify.server, (err, requestId, target) => filter.renderHead(err, requestId, target));
+  renderParserRefusals(fastify.server, (err, requestId, traceId, target) =>
+    filter.renderHead(err, requestId, traceId, target),
+  );
   // Routes are registered at init, after this: a wrong method on a known path becomes a 405 with `Allow`.
   const allowed = new AllowedMethods();
   fastify.addHook('onRoute', (r) => allowed.add(r.method, r.url ?? r.path));
@@ -111,6 +127,7 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   // The trace context is set first in the onRequest hook below: every answer after it (refusals included)
   // carries the trace id.
   const traceOf = app.get(TracingService).install(fastify);
+  frameworkErrorFilters.set(fastify, { filter, traceOf });
   // Request metrics, the one log line per request and the vendor usage count (off with ATRIUM_USAGE=off),
   // from one onResponse hook.
   const usage = app.get(UsageService);
@@ -149,6 +166,18 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
         reply,
       );
       return;
+    }
+    // A plain OPTIONS (no CORS preflight; those were answered above) asks what the path allows: 204 with
+    // `Allow`, before auth, as a 405 would say it. An unknown path stays a 404.
+    if (req.method === 'OPTIONS') {
+      const methods = allowed.allowedFor(req.url);
+      if (methods.length > 0) {
+        void reply
+          .code(204)
+          .header('allow', [...methods.filter((m) => m !== 'OPTIONS'), 'OPTIONS'].join(', '))
+          .send();
+        return;
+      }
     }
     done();
   });

@@ -3510,7 +3510,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies banking
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/banking`
    */
   companyCompaniesBanking(params: Operations["company.companies.banking"]['params'] = {}, options?: RequestOptions) {
@@ -3519,7 +3519,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies benchmark
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/{id}/benchmark`
    */
   companyCompaniesBenchmark(params: Operations["company.companies.benchmark"]['params'], options?: RequestOptions) {
@@ -3537,7 +3537,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies get
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/{id}`
    */
   companyCompaniesGet(params: Operations["company.companies.get"]['params'], options?: RequestOptions) {
@@ -3546,7 +3546,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies insurance
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/insurance`
    */
   companyCompaniesInsurance(params: Operations["company.companies.insurance"]['params'] = {}, options?: RequestOptions) {
@@ -3555,7 +3555,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies local
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/local/{standard_id}`
    */
   companyCompaniesLocal(params: Operations["company.companies.local"]['params'], options?: RequestOptions) {
@@ -3564,7 +3564,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies match
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/match`
    */
   companyCompaniesMatch(params: Operations["company.companies.match"]['params'] = {}, options?: RequestOptions) {
@@ -3573,7 +3573,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies non financial
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/non-financial`
    */
   companyCompaniesNonFinancial(params: Operations["company.companies.non_financial"]['params'] = {}, options?: RequestOptions) {
@@ -3582,7 +3582,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies search
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies`
    */
   companyCompaniesSearch(params: Operations["company.companies.search"]['params'] = {}, options?: RequestOptions) {
@@ -3591,7 +3591,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies statements
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/{id}/statements`
    */
   companyCompaniesStatements(params: Operations["company.companies.statements"]['params'], options?: RequestOptions) {
@@ -3600,7 +3600,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies statements standard
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/{id}/statements/{standard_id}`
    */
   companyCompaniesStatementsStandard(params: Operations["company.companies.statements.standard"]['params'], options?: RequestOptions) {
@@ -3609,7 +3609,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary cities
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/cities`
    */
   companyDictionaryCities(params: Operations["company.dictionary.cities"]['params'] = {}, options?: RequestOptions) {
@@ -3618,7 +3618,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary company types
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/company_types`
    */
   companyDictionaryCompanyTypes(params: Operations["company.dictionary.company_types"]['params'] = {}, options?: RequestOptions) {
@@ -3627,7 +3627,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary countries
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/countries`
    */
   companyDictionaryCountries(params: Operations["company.dictionary.countries"]['params'] = {}, options?: RequestOptions) {
@@ -3636,7 +3636,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary currencies
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/currencies`
    */
   companyDictionaryCurrencies(params: Operations["company.dictionary.currencies"]['params'] = {}, options?: RequestOptions) {
@@ -3645,7 +3645,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary industry class
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/industries/classes/{class_code}`
    */
   companyDictionaryIndustryClass(params: Operations["company.dictionary.industry_class"]['params'], options?: RequestOptions) {
@@ -3654,7 +3654,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary industry classes
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/industries/classes`
    */
   companyDictionaryIndustryClasses(params: Operations["company.dictionary.industry_classes"]['params'] = {}, options?: RequestOptions) {
@@ -3663,7 +3663,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary legal forms
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/legal_forms`
    */
   companyDictionaryLegalForms(params: Operations["company.dictionary.legal_forms"]['params'] = {}, options?: RequestOptions) {
@@ -3672,7 +3672,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary market segments
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/market_segments`
    */
   companyDictionaryMarketSegments(params: Operations["company.dictionary.market_segments"]['params'] = {}, options?: RequestOptions) {
@@ -3681,7 +3681,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary operational statuses
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/operational_statuses`
    */
   companyDictionaryOperationalStatuses(params: Operations["company.dictionary.operational_statuses"]['params'] = {}, options?: RequestOptions) {
@@ -3690,7 +3690,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary owner types
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/owner_types`
    */
   companyDictionaryOwnerTypes(params: Operations["company.dictionary.owner_types"]['params'] = {}, options?: RequestOptions) {
@@ -3699,7 +3699,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary periods
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/periods`
    */
   companyDictionaryPeriods(params: Operations["company.dictionary.periods"]['params'] = {}, options?: RequestOptions) {
@@ -3708,7 +3708,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary regions
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/regions`
    */
   companyDictionaryRegions(params: Operations["company.dictionary.regions"]['params'] = {}, options?: RequestOptions) {
@@ -3717,7 +3717,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary standard
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/standards/{id}`
    */
   companyDictionaryStandard(params: Operations["company.dictionary.standard"]['params'], options?: RequestOptions) {
@@ -3726,7 +3726,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary standard account
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/standards/{id}/accounts/{account_id}`
    */
   companyDictionaryStandardAccount(params: Operations["company.dictionary.standard.account"]['params'], options?: RequestOptions) {
@@ -3735,7 +3735,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary standard accounts
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/standards/{id}/accounts`
    */
   companyDictionaryStandardAccounts(params: Operations["company.dictionary.standard.accounts"]['params'], options?: RequestOptions) {
@@ -3744,7 +3744,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary standards
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/standards`
    */
   companyDictionaryStandards(params: Operations["company.dictionary.standards"]['params'] = {}, options?: RequestOptions) {
@@ -3753,7 +3753,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary stock exchanges
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/dictionary/stock_exchanges`
    */
   companyDictionaryStockExchanges(params: Operations["company.dictionary.stock_exchanges"]['params'] = {}, options?: RequestOptions) {
@@ -3780,7 +3780,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dumps get
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/dumps/{id}`
    */
   companyDumpsGet(params: Operations["company.dumps.get"]['params'], options?: RequestOptions) {
@@ -3789,7 +3789,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dumps list
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/dumps`
    */
   companyDumpsList(params: Operations["company.dumps.list"]['params'] = {}, options?: RequestOptions) {
@@ -3816,7 +3816,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Feeds get
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/feeds/{id}`
    */
   companyFeedsGet(params: Operations["company.feeds.get"]['params'], options?: RequestOptions) {
@@ -3825,7 +3825,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Feeds list
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/feeds`
    */
   companyFeedsList(params: Operations["company.feeds.list"]['params'] = {}, options?: RequestOptions) {
@@ -3861,7 +3861,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Filters get
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/search/filters/{id}`
    */
   companyFiltersGet(params: Operations["company.filters.get"]['params'], options?: RequestOptions) {
@@ -3870,7 +3870,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Filters list
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/search/filters`
    */
   companyFiltersList(params: Operations["company.filters.list"]['params'] = {}, options?: RequestOptions) {
@@ -3888,7 +3888,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Statements accounts
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/statements/{id}/accounts`
    */
   companyStatementsAccounts(params: Operations["company.statements.accounts"]['params'], options?: RequestOptions) {
@@ -3897,7 +3897,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Statements accounts standard
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/statements/{id}/accounts/{standard_id}`
    */
   companyStatementsAccountsStandard(params: Operations["company.statements.accounts.standard"]['params'], options?: RequestOptions) {
@@ -3906,7 +3906,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Statements get
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /company/companies/statements/{id}`
    */
   companyStatementsGet(params: Operations["company.statements.get"]['params'], options?: RequestOptions) {
@@ -3915,7 +3915,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Advisors list
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /deals/SearchAdvisors/getListAdvisors/`
    */
   dealsAdvisorsList(params: Operations["deals.advisors.list"]['params'] = {}, options?: RequestOptions) {
@@ -3924,7 +3924,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Companies list
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /deals/SearchCompanies/getListCompanies/`
    */
   dealsCompaniesList(params: Operations["deals.companies.list"]['params'] = {}, options?: RequestOptions) {
@@ -3933,7 +3933,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Deal info
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /deals/DealInfo/getDealInfo/`
    */
   dealsDealInfo(params: Operations["deals.deal.info"]['params'] = {}, options?: RequestOptions) {
@@ -3942,7 +3942,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Deals search
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /deals/SearchDeal/getDeals/`
    */
   dealsDealsSearch(params: Operations["deals.deals.search"]['params'] = {}, options?: RequestOptions) {
@@ -3999,7 +3999,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary countries
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Dictionary/getCountries/`
    */
   documentsDictionaryCountries(params: Operations["documents.dictionary.countries"]['params'] = {}, options?: RequestOptions) {
@@ -4008,7 +4008,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary formats
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Dictionary/getFormats/`
    */
   documentsDictionaryFormats(params: Operations["documents.dictionary.formats"]['params'] = {}, options?: RequestOptions) {
@@ -4017,7 +4017,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary industries
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Dictionary/getIndustries/`
    */
   documentsDictionaryIndustries(params: Operations["documents.dictionary.industries"]['params'] = {}, options?: RequestOptions) {
@@ -4026,7 +4026,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary languages
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Dictionary/getLanguages/`
    */
   documentsDictionaryLanguages(params: Operations["documents.dictionary.languages"]['params'] = {}, options?: RequestOptions) {
@@ -4035,7 +4035,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary publication types
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Dictionary/getPublicationTypes/`
    */
   documentsDictionaryPublicationTypes(params: Operations["documents.dictionary.publication_types"]['params'] = {}, options?: RequestOptions) {
@@ -4044,7 +4044,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary publications
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Dictionary/getPublications/`
    */
   documentsDictionaryPublications(params: Operations["documents.dictionary.publications"]['params'] = {}, options?: RequestOptions) {
@@ -4053,7 +4053,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary source types
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Dictionary/getSourceTypes/`
    */
   documentsDictionarySourceTypes(params: Operations["documents.dictionary.source_types"]['params'] = {}, options?: RequestOptions) {
@@ -4062,7 +4062,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary topics
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Dictionary/getTopics/`
    */
   documentsDictionaryTopics(params: Operations["documents.dictionary.topics"]['params'] = {}, options?: RequestOptions) {
@@ -4103,7 +4103,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Search documents
-   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Search/getDocuments/`
    */
   documentsSearchDocuments(params: Operations["documents.search.documents"]['params'] = {}, options?: RequestOptions) {
@@ -4121,7 +4121,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Search find company
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Search/findCompany/`
    */
   documentsSearchFindCompany(params: Operations["documents.search.find_company"]['params'] = {}, options?: RequestOptions) {
@@ -4130,7 +4130,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Search missing ids
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Search/getMissingIds/`
    */
   documentsSearchMissingIds(params: Operations["documents.search.missing_ids"]['params'] = {}, options?: RequestOptions) {
@@ -4139,7 +4139,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Search query
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /documents/Search/query/`
    */
   documentsSearchQuery(params: Operations["documents.search.query"]['params'] = {}, options?: RequestOptions) {
@@ -4246,7 +4246,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Every dictionary
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary`
    */
   macroDictionaryAll(params: Operations["macro.dictionary.all"]['params'] = {}, options?: RequestOptions) {
@@ -4255,7 +4255,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary classification indicators
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/classifications/{id}/indicators`
    */
   macroDictionaryClassificationIndicators(params: Operations["macro.dictionary.classification.indicators"]['params'], options?: RequestOptions) {
@@ -4264,7 +4264,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary classifications
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/classifications`
    */
   macroDictionaryClassifications(params: Operations["macro.dictionary.classifications"]['params'] = {}, options?: RequestOptions) {
@@ -4273,7 +4273,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary countries
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/countries`
    */
   macroDictionaryCountries(params: Operations["macro.dictionary.countries"]['params'] = {}, options?: RequestOptions) {
@@ -4282,7 +4282,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary country sources
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/countries/{id}/sources`
    */
   macroDictionaryCountrySources(params: Operations["macro.dictionary.country.sources"]['params'], options?: RequestOptions) {
@@ -4291,7 +4291,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary frequencies
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/frequencies`
    */
   macroDictionaryFrequencies(params: Operations["macro.dictionary.frequencies"]['params'] = {}, options?: RequestOptions) {
@@ -4300,7 +4300,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary geo
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/geo`
    */
   macroDictionaryGeo(params: Operations["macro.dictionary.geo"]['params'] = {}, options?: RequestOptions) {
@@ -4309,7 +4309,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary indicators
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/indicators`
    */
   macroDictionaryIndicators(params: Operations["macro.dictionary.indicators"]['params'] = {}, options?: RequestOptions) {
@@ -4318,7 +4318,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary layouts
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/layouts`
    */
   macroDictionaryLayouts(params: Operations["macro.dictionary.layouts"]['params'] = {}, options?: RequestOptions) {
@@ -4327,7 +4327,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary regions
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/regions`
    */
   macroDictionaryRegions(params: Operations["macro.dictionary.regions"]['params'] = {}, options?: RequestOptions) {
@@ -4336,7 +4336,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary release statuses
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/release_statuses`
    */
   macroDictionaryReleaseStatuses(params: Operations["macro.dictionary.release_statuses"]['params'] = {}, options?: RequestOptions) {
@@ -4345,7 +4345,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary release types
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/release_types`
    */
   macroDictionaryReleaseTypes(params: Operations["macro.dictionary.release_types"]['params'] = {}, options?: RequestOptions) {
@@ -4354,7 +4354,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary sources
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/sources`
    */
   macroDictionarySources(params: Operations["macro.dictionary.sources"]['params'] = {}, options?: RequestOptions) {
@@ -4363,7 +4363,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary statuses
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/statuses`
    */
   macroDictionaryStatuses(params: Operations["macro.dictionary.statuses"]['params'] = {}, options?: RequestOptions) {
@@ -4372,7 +4372,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dictionary units
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dictionary/units`
    */
   macroDictionaryUnits(params: Operations["macro.dictionary.units"]['params'] = {}, options?: RequestOptions) {
@@ -4399,7 +4399,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Dumps get
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dumps/{id}`
    */
   macroDumpsGet(params: Operations["macro.dumps.get"]['params'], options?: RequestOptions) {
@@ -4408,7 +4408,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * List dumps
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/dumps`
    */
   macroDumpsList(params: Operations["macro.dumps.list"]['params'] = {}, options?: RequestOptions) {
@@ -4435,7 +4435,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * A feed subscription
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/feeds/{id}`
    */
   macroFeedsGet(params: Operations["macro.feeds.get"]['params'], options?: RequestOptions) {
@@ -4480,7 +4480,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * A saved filter
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/filters/{id}`
    */
   macroFiltersGet(params: Operations["macro.filters.get"]['params'], options?: RequestOptions) {
@@ -4489,7 +4489,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * List saved filters
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/filters`
    */
   macroFiltersList(params: Operations["macro.filters.list"]['params'] = {}, options?: RequestOptions) {
@@ -4507,7 +4507,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insights categories
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/categories`
    */
   macroInsightsCategories(params: Operations["macro.insights.categories"]['params'] = {}, options?: RequestOptions) {
@@ -4516,7 +4516,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insights categories gallery
-   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 6 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/categories/gallery`
    */
   macroInsightsCategoriesGallery(params: Operations["macro.insights.categories.gallery"]['params'] = {}, options?: RequestOptions) {
@@ -4534,7 +4534,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insights get
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/{id}`
    */
   macroInsightsGet(params: Operations["macro.insights.get"]['params'], options?: RequestOptions) {
@@ -4543,7 +4543,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insights insight series
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/{id}/series`
    */
   macroInsightsInsightSeries(params: Operations["macro.insights.insight.series"]['params'], options?: RequestOptions) {
@@ -4552,7 +4552,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insights insight series data
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/{id}/series/data`
    */
   macroInsightsInsightSeriesData(params: Operations["macro.insights.insight.series.data"]['params'], options?: RequestOptions) {
@@ -4561,7 +4561,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insights insight series metadata
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/{id}/series/metadata`
    */
   macroInsightsInsightSeriesMetadata(params: Operations["macro.insights.insight.series.metadata"]['params'], options?: RequestOptions) {
@@ -4570,7 +4570,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insights list
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights`
    */
   macroInsightsList(params: Operations["macro.insights.list"]['params'] = {}, options?: RequestOptions) {
@@ -4579,7 +4579,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Search insights
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/search`
    */
   macroInsightsSearch(params: Operations["macro.insights.search"]['params'] = {}, options?: RequestOptions) {
@@ -4588,7 +4588,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insight series data
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/series/{series_id}/data`
    */
   macroInsightsSeriesData(params: Operations["macro.insights.series.data"]['params'], options?: RequestOptions) {
@@ -4597,7 +4597,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insight series
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/series/{series_id}`
    */
   macroInsightsSeriesGet(params: Operations["macro.insights.series.get"]['params'], options?: RequestOptions) {
@@ -4606,7 +4606,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Insight series metadata
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/insights/series/{series_id}/metadata`
    */
   macroInsightsSeriesMetadata(params: Operations["macro.insights.series.metadata"]['params'], options?: RequestOptions) {
@@ -4615,7 +4615,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Topics of a database
-   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/layout/databases/{id}/topics`
    */
   macroLayoutDatabaseTopics(params: Operations["macro.layout.database.topics"]['params'], options?: RequestOptions) {
@@ -4624,7 +4624,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * List layout databases
-   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/layout/databases`
    */
   macroLayoutDatabases(params: Operations["macro.layout.databases"]['params'] = {}, options?: RequestOptions) {
@@ -4633,7 +4633,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Footnote of a layout node
-   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/layout/{node_code}/footnote`
    */
   macroLayoutFootnote(params: Operations["macro.layout.footnote"]['params'], options?: RequestOptions) {
@@ -4642,7 +4642,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Layout section metadata and ancestors
-   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/layout/sections/{id}`
    */
   macroLayoutSection(params: Operations["macro.layout.section"]['params'], options?: RequestOptions) {
@@ -4651,7 +4651,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Tables of a section
-   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/layout/sections/{id}/tables`
    */
   macroLayoutSectionTables(params: Operations["macro.layout.section.tables"]['params'], options?: RequestOptions) {
@@ -4669,7 +4669,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Series of a layout table
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/layout/tables/{id}/series`
    */
   macroLayoutTableSeries(params: Operations["macro.layout.table.series"]['params'], options?: RequestOptions) {
@@ -4678,7 +4678,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Layout topic metadata and ancestors
-   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/layout/topics/{id}`
    */
   macroLayoutTopic(params: Operations["macro.layout.topic"]['params'], options?: RequestOptions) {
@@ -4687,7 +4687,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Sections of a topic
-   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 1 h (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/layout/topics/{id}/sections`
    */
   macroLayoutTopicSections(params: Operations["macro.layout.topic.sections"]['params'], options?: RequestOptions) {
@@ -4696,7 +4696,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Series of a release
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/releases/{code}/series`
    */
   macroReleasesCodeSeries(params: Operations["macro.releases.code.series"]['params'], options?: RequestOptions) {
@@ -4705,7 +4705,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Release schedule
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/releases`
    */
   macroReleasesList(params: Operations["macro.releases.list"]['params'] = {}, options?: RequestOptions) {
@@ -4714,7 +4714,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Releases series
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/releases/series/{id}`
    */
   macroReleasesSeries(params: Operations["macro.releases.series"]['params'], options?: RequestOptions) {
@@ -4723,7 +4723,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Continuous chains of a series
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/series/{id}/continuous`
    */
   macroSeriesContinuous(params: Operations["macro.series.continuous"]['params'], options?: RequestOptions) {
@@ -4732,7 +4732,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Data of a continuous chain
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/series/{id}/continuous/{chain_id}/data`
    */
   macroSeriesContinuousData(params: Operations["macro.series.continuous.data"]['params'], options?: RequestOptions) {
@@ -4741,7 +4741,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Time points of series
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/series/{id}/data`
    */
   macroSeriesData(params: Operations["macro.series.data"]['params'], options?: RequestOptions) {
@@ -4750,7 +4750,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Series with data and metadata
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/series/{id}`
    */
   macroSeriesGet(params: Operations["macro.series.get"]['params'], options?: RequestOptions) {
@@ -4759,7 +4759,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Metadata of series
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/series/{id}/metadata`
    */
   macroSeriesMetadata(params: Operations["macro.series.metadata"]['params'], options?: RequestOptions) {
@@ -4768,7 +4768,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Search series
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/series/search`
    */
   macroSeriesSearch(params: Operations["macro.series.search"]['params'] = {}, options?: RequestOptions) {
@@ -4777,7 +4777,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Statistics of series
-   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 5 min (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/series/{id}/statistics`
    */
   macroSeriesStatistics(params: Operations["macro.series.statistics"]['params'], options?: RequestOptions) {
@@ -4813,7 +4813,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Userdefined data
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/userdefined/series/{id}/data`
    */
   macroUserdefinedData(params: Operations["macro.userdefined.data"]['params'], options?: RequestOptions) {
@@ -4831,7 +4831,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Userdefined get
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/userdefined/series/{id}`
    */
   macroUserdefinedGet(params: Operations["macro.userdefined.get"]['params'], options?: RequestOptions) {
@@ -4840,7 +4840,7 @@ export class AtriumClient extends AtriumClientBase<Operations> {
 
   /**
    * Userdefined list
-   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers).
+   * Answers are cached for 30 s (see the `X-Cache` and `Age` headers); `If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.
    * `GET /macro/userdefined/series`
    */
   macroUserdefinedList(params: Operations["macro.userdefined.list"]['params'] = {}, options?: RequestOptions) {

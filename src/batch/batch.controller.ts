@@ -1,6 +1,8 @@
 import { Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { sendCompressible } from '../core/http/compression.js';
+import { writeBodyKind } from '../core/http/write-body.js';
 import { parseBatchCall } from './batch-request.js';
 import { BatchService } from './batch.service.js';
 
@@ -15,6 +17,12 @@ export class BatchController {
   @Post('batch')
   @HttpCode(200)
   async run(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    // A batch is JSON: `text/plain` (what a page's fetch sends by default, without a preflight) is refused.
+    if (writeBodyKind(req.headers['content-type']) !== 'json')
+      throw new GatewayError('UNSUPPORTED_FORMAT', {
+        parameter: 'Content-Type',
+        message: 'POST /batch takes a JSON body: send Content-Type: application/json.',
+      });
     const call = parseBatchCall(req.body, this.batch.limits);
     // The guards have authenticated the consumer; quota, permission and validation then run per item.
     const consumer = req.consumer;
@@ -26,10 +34,12 @@ export class BatchController {
       acceptLanguage: typeof lang === 'string' ? lang : undefined,
       trace: req.trace,
     });
-    void reply
-      .code(200)
-      .header('content-type', 'application/json; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .send(JSON.stringify(result));
+    sendCompressible(
+      reply
+        .code(200)
+        .header('content-type', 'application/json; charset=utf-8')
+        .header('cache-control', 'no-store'),
+      JSON.stringify(result),
+    );
   }
 }

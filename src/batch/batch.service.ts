@@ -22,7 +22,7 @@ export interface BatchItemResult {
   /** False when the batch deadline passed first; the item then carries a 504 envelope. */
   completed: boolean;
   status: number;
-  /** Headers of note only: content type, cache state, age, retry-after, rate-limit state, request id. */
+  /** Headers of note only: content type, cache state, age, ETag, retry-after, rate-limit state, request id. */
   headers: Record<string, string>;
   body?: unknown;
   bodyEncoding?: BodyEncoding;
@@ -47,7 +47,15 @@ export interface BatchCaller {
   readonly trace?: RequestTrace;
 }
 
-const NOTE_HEADERS = ['content-type', 'x-cache', 'age', 'retry-after', 'x-request-id', 'content-language'];
+const NOTE_HEADERS = [
+  'content-type',
+  'x-cache',
+  'age',
+  'etag',
+  'retry-after',
+  'x-request-id',
+  'content-language',
+];
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
 const TEXT_TYPE = /^(?:text\/|application\/(?:[\w.+-]*\+)?xml\b)/i;
 

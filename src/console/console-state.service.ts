@@ -44,8 +44,12 @@ export interface UpstreamState {
   requestsPerSec: number | null;
   /** Recent requests per second, oldest first (one point per sample). */
   history: number[];
-  /** Share of cache lookups answered without an upstream call (hit, stale, coalesced), recent window. */
+  /**
+   * Share of cache lookups answered without an upstream call (hit, stale, coalesced): over the recent
+   * window, or since start when there was no lookup in it (`hitRatioSince`); null = no lookup yet.
+   */
   hitRatio: number | null;
+  hitRatioSince: 'recent' | 'start' | null;
   cache: CacheCounts | null;
   budget: {
     configuredRatePerSec: number;
@@ -120,6 +124,12 @@ const MAX_SAMPLES = 61;
 /** Recent windows (hit ratio, status classes) span about this long. */
 const RECENT_MS = 60_000;
 const READINESS_TTL_MS = 1500;
+
+/** Served from the cache (hit, stale, coalesced) over lookups that could be (those and misses). */
+function ratioOf(c: CacheCounts): number | null {
+  const served = c.hit + c.stale + c.coalesced;
+  return served + c.miss > 0 ? round(served / (served + c.miss), 3) : null;
+}
 
 function sumBy(values: Values | undefined, label: string): Map<string, number> | undefined {
   if (!values) return undefined;
@@ -247,6 +257,20 @@ export class ConsoleStateService {
     return round(Math.max(0, (b.get(key) ?? 0) - (a.get(key) ?? 0)) / seconds);
   }
 
+  /**
+   * By when the consumer's last request had been made, as the samples tell: the time of the sample that
+   * first counted the consumer's current total (a late bound, so a quota is never shown reset too early).
+   * Undefined when no sample counted a request of it.
+   */
+  private lastActiveAt(consumerId: string): number | undefined {
+    const count = (s: Sample) => s.consumerRequests?.get(consumerId);
+    let i = this.samples.length - 1;
+    const current = i >= 0 ? count(this.samples[i]) : undefined;
+    if (current === undefined || current === 0) return undefined;
+    while (i > 0 && count(this.samples[i - 1]) === current) i--;
+    return this.samples[i].t;
+  }
+
   /** The oldest sample within the recent window, and the newest. */
   private recentPair(): [Sample, Sample] | undefined {
     const newest = this.samples[this.samples.length - 1];
@@ -288,15 +312,20 @@ export class ConsoleStateService {
 
       let cacheCounts: CacheCounts | null = null;
       let hitRatio: number | null = null;
+      let hitRatioSince: UpstreamState['hitRatioSince'] = null;
       if (pair && pair[1].cache) {
         const a = pair[0].cache?.get(name);
         const b = pair[1].cache.get(name);
         const d = { hit: 0, miss: 0, stale: 0, coalesced: 0, bypass: 0 };
         for (const k of CACHE_OUTCOMES)
           d[k] = Math.max(0, (b?.[k] ?? 0) - (pair[0] === pair[1] ? 0 : (a?.[k] ?? 0)));
-        const served = d.hit + d.stale + d.coalesced;
         cacheCounts = d;
-        hitRatio = served + d.miss > 0 ? round(served / (served + d.miss), 3) : null;
+        // A quiet minute is no reason to say "n/a" beside answers served from the cache: the ratio since
+        // start is shown then, and said to be.
+        const recent = ratioOf(d);
+        const total = b ? ratioOf(b) : null;
+        hitRatio = recent ?? total;
+        hitRatioSince = recent !== null ? 'recent' : total !== null ? 'start' : null;
       }
       let upstreamStatus: Record<string, number> | null = null;
       if (pair && pair[1].upstreamStatus) {
@@ -319,6 +348,7 @@ export class ConsoleStateService {
         requestsPerSec: this.windowRate((s) => s.requests, name, pair),
         history: hist,
         hitRatio,
+        hitRatioSince,
         cache: cacheCounts,
         budget: {
           configuredRatePerSec:
@@ -348,6 +378,7 @@ export class ConsoleStateService {
     const consumers = this.consumers.all().map((c): ConsumerState => {
       const hist = this.history((s) => s.consumerRequests, c.id);
       const view = consumerView(c, now);
+      const lastActive = this.lastActiveAt(c.id);
       return {
         id: c.id,
         enabled: view.enabled,
@@ -359,7 +390,10 @@ export class ConsoleStateService {
         history: hist,
         quota: c.limits.map((l) => {
           const v = quota?.find((x) => x.labels.consumer === c.id && x.labels.window === l.name);
-          const remaining = v ? finite(v.value) : null;
+          // The gauge keeps the count of the consumer's last request: once a whole window has passed
+          // without one, that window has reset and the quota is whole again.
+          const idle = lastActive !== undefined && now - lastActive >= l.ttlMs;
+          const remaining = v ? (idle ? l.limit : finite(v.value)) : null;
           return {
             window: l.name,
             ttlMs: l.ttlMs,

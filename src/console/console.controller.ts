@@ -8,7 +8,7 @@ import { consoleOff, OperatorGuard } from './operator.guard.js';
 
 /**
  * The operator console. The page itself holds no data and loads without a key (it asks for one); its
- * JSON state is behind the operator key. Consumer keys open neither.
+ * JSON state is behind the operator token. Consumer keys open neither.
  */
 @Public()
 @Controller('console')

@@ -6,7 +6,7 @@ import { GatewayError } from '../core/errors/gateway-error.js';
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-/** The operator key from `Authorization: Bearer …` or `X-Operator-Token` (never a query parameter). */
+/** The operator token from `Authorization: Bearer …` or `X-Operator-Token` (never a query parameter). */
 export function presentedOperatorToken(req: FastifyRequest): string | undefined {
   const x = req.headers['x-operator-token'];
   if (typeof x === 'string' && x) return x.trim();
@@ -18,7 +18,7 @@ export function presentedOperatorToken(req: FastifyRequest): string | undefined 
 /**
  * Guards the console's data: the operator token (`ATRIUM_OPERATOR_TOKEN`, the admin API's too), compared in constant time as
  * SHA-256 digests (equal lengths whatever was sent). No token configured → the console is off (404).
- * Consumer keys are no operator keys.
+ * Consumer keys are no operator tokens.
  */
 @Injectable()
 export class OperatorGuard implements CanActivate {
@@ -40,7 +40,7 @@ export class OperatorGuard implements CanActivate {
   canActivate(ctx: ExecutionContext): boolean {
     if (!this.enabled) throw consoleOff();
     if (!this.verify(presentedOperatorToken(ctx.switchToHttp().getRequest<FastifyRequest>())))
-      throw new GatewayError('UNAUTHENTICATED', { message: 'The operator key is missing or wrong.' });
+      throw new GatewayError('UNAUTHENTICATED', { message: 'The operator token is missing or wrong.' });
     return true;
   }
 }

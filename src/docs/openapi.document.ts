@@ -184,6 +184,10 @@ export function finalizeDocument(scanned: OpenAPIObject): OpenAPIObject {
                   }),
             },
           };
+        if (ext.method === 'GET' && ext.cacheTtlMs && !ext.file && !ext.sideEffect)
+          responses['304'] = {
+            description: "Not modified: `If-None-Match` named the answer's `ETag`. No body, no vendor call.",
+          };
         for (const r of ERROR_RESPONSES) {
           if (r.writesOnly && ext.method === 'GET') continue;
           responses[String(r.status)] = { $ref: `#/components/responses/${r.name}` };

@@ -73,7 +73,8 @@ function behaviourNotes(route: RouteDefinition): string[] {
     notes.push('A write: never cached or retried; needs a consumer with write permission.');
   else if (route.cacheTtlMs)
     notes.push(
-      `Answers are cached for ${seconds(route.cacheTtlMs)} (see the \`X-Cache\` and \`Age\` headers).`,
+      `Answers are cached for ${seconds(route.cacheTtlMs)} (see the \`X-Cache\` and \`Age\` headers); ` +
+        "`If-None-Match` with the answer's `ETag` gives a 304 without a vendor call while the entry is fresh.",
     );
   return notes;
 }

@@ -78,6 +78,11 @@ export interface ProxyResponse {
   body: Buffer | Readable;
   cache?: CacheOutcome;
   ageSeconds?: number;
+  /**
+   * Set on answers of a cached route: seconds the answer stays fresh (its cache entry's time left), the
+   * `max-age` a browser may reuse it for. The `etag` header then is the gateway's own validator of the bytes.
+   */
+  freshForSeconds?: number;
   /** Time spent waiting on the upstream, for logs and metrics. */
   upstreamMs?: number;
 }

@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { GatewaySecretShapes } from '../core/auth/gateway-key-shape.js';
+import { etagMatches } from '../core/http/etag.js';
 import { parseQuery } from '../core/http/query-string.js';
 import { SecretRedactor } from '../core/logging/secret-redactor.js';
 import { UPSTREAM_METRICS, type UpstreamMetrics } from '../core/ports/metrics.port.js';
@@ -12,6 +13,7 @@ import { buildPipelines, type PipelineParts } from './pipeline.js';
 import type { Handler, ProxyResponse, RouteDefinition } from './pipeline.types.js';
 import { buildProxyRequest, compileRoute, type CompiledRoute, type ProxyCall } from './request-builder.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
+import { withValidator } from './cache/validator.js';
 import { ResponseCache } from './response-cache.service.js';
 import { selectResponseFields, takeFieldSelection } from './response-fields.js';
 import { UndiciTransport } from './transport/undici.transport.js';
@@ -98,7 +100,10 @@ export class ProxyService implements OnApplicationShutdown {
     const req = buildProxyRequest(compiled, call, this.gatewaySecrets);
     const fields = takeFieldSelection(req);
     const res = await compiled.handler(req);
-    return fields ? selectResponseFields(res, fields) : res;
+    if (!fields) return res;
+    const selected = selectResponseFields(res, fields);
+    // A selection is other bytes: a cached answer's validator is recomputed over them.
+    return selected !== res && res.freshForSeconds !== undefined ? withValidator(selected) : selected;
   }
 
   /**
@@ -149,11 +154,31 @@ export class ProxyService implements OnApplicationShutdown {
   }
 }
 
-/** Writes a pipeline answer to the client: bytes or a stream, the headers a client needs, cache headers. */
-export function sendProxyResponse(reply: FastifyReply, res: ProxyResponse): FastifyReply {
-  reply.code(res.status);
-  for (const name in res.headers) reply.header(name, res.headers[name]);
+/**
+ * Writes a pipeline answer to the client: bytes or a stream, the headers a client needs, cache headers. A
+ * cached route's answer says how long a browser may keep it (`private`: it was authorised for one consumer)
+ * and is `304 Not Modified`, without a body, when `If-None-Match` names its ETag. Buffered JSON and XML
+ * answers are compressed by Accept-Encoding (`compress`); streamed files pass through as the vendor sent them.
+ */
+export function sendProxyResponse(
+  reply: FastifyReply,
+  res: ProxyResponse,
+  ifNoneMatch?: string | string[],
+  compress?: (reply: FastifyReply, body: Buffer, validator?: string) => FastifyReply,
+): FastifyReply {
   if (res.cache) reply.header('x-cache', res.cache);
   if (res.ageSeconds !== undefined) reply.header('age', String(Math.max(0, Math.floor(res.ageSeconds))));
+  const etag = res.freshForSeconds !== undefined ? res.headers.etag : undefined;
+  if (etag !== undefined) {
+    reply.header('cache-control', `private, max-age=${Math.floor(res.freshForSeconds!)}`);
+    if (
+      res.status === 200 &&
+      etagMatches(Array.isArray(ifNoneMatch) ? ifNoneMatch.join(',') : ifNoneMatch, etag)
+    )
+      return reply.code(304).header('etag', etag).send();
+  }
+  reply.code(res.status);
+  for (const name in res.headers) reply.header(name, res.headers[name]);
+  if (compress !== undefined && Buffer.isBuffer(res.body)) return compress(reply, res.body, etag);
   return reply.send(res.body);
 }

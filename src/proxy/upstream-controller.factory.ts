@@ -13,6 +13,7 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public, UpstreamAccess } from '../core/auth/auth.decorators.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { sendCompressible } from '../core/http/compression.js';
 import { queryPairsOf } from '../core/http/query-string.js';
 import { ROUTE_DOCS, type RouteDocsMeta, type UpstreamDocs } from '../core/ports/docs.port.js';
 import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
@@ -92,7 +93,8 @@ export function createUpstreamController(table: UpstreamRouteTable, served = tru
     seen.add(name);
     const handler = served
       ? async function (this: UpstreamController, req: FastifyRequest, reply: FastifyReply) {
-          sendProxyResponse(reply, await this.proxy.handle(proxyCallOf(route, req)));
+          const res = await this.proxy.handle(proxyCallOf(route, req));
+          sendProxyResponse(reply, res, req.headers['if-none-match'], sendCompressible);
         }
       : // Not served (ATRIUM_UPSTREAMS): the route stays in /docs, and answers 404 before any key or quota.
         function (): never {

@@ -1,4 +1,5 @@
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
+import { etagOf } from '../core/http/etag.js';
 import type { ErrorEnvelope } from '../core/errors/error-envelope.js';
 import { selectFields, type FieldSelection } from '../core/http/field-selection.js';
 import type { ViewDefinition } from './view-definition.js';
@@ -102,26 +103,9 @@ export function composeAnswer(view: ViewDefinition, run: ViewRun, fields?: Field
 }
 
 /**
- * A strong validator over what a poller reads: data (its text, or its parts' digests) and completeness, not `parts` (durations and cache
- * ages change on every call even when nothing else did).
+ * A view's validator covers what a poller reads: data (its text, or its parts' digests) and completeness, not
+ * `parts` (durations and cache ages change on every call even when nothing else did).
  */
-export function etagOf(dataText: string, complete: boolean): string {
-  const digest = createHash('sha256')
-    .update(dataText)
-    .update(complete ? '1' : '0')
-    .digest('base64url');
-  return `"${digest.slice(0, 32)}"`;
-}
-
 function etagOfDigests(digests: string, complete: boolean): string {
   return etagOf(digests, complete);
-}
-
-/** Whether `If-None-Match` names this ETag (weak comparison, lists and `*` included). */
-export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  return ifNoneMatch
-    .split(',')
-    .map((t) => t.trim().replace(/^W\//, ''))
-    .some((t) => t === '*' || t === etag);
 }

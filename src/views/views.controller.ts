@@ -2,6 +2,7 @@ import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiOperation, ApiParam } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { sendCompressible } from '../core/http/compression.js';
 import { queryPairsOf } from '../core/http/query-string.js';
 import { ViewsService, type ViewResult } from './views.service.js';
 
@@ -62,5 +63,8 @@ function send(reply: FastifyReply, result: ViewResult): void {
     void reply.code(304).send();
     return;
   }
-  void reply.code(result.status).header('content-type', 'application/json; charset=utf-8').send(result.body);
+  sendCompressible(
+    reply.code(result.status).header('content-type', 'application/json; charset=utf-8'),
+    result.body,
+  );
 }

@@ -149,7 +149,9 @@ describe('cache stage', () => {
     expect(hit.cache).toBe('HIT');
     expect(hit.ageSeconds).toBeCloseTo(0.7);
     expect((hit.body as Buffer).equals(miss.body as Buffer)).toBe(true);
-    expect(hit.headers).toEqual({ 'content-type': 'application/json' });
+    // The stored answer carries the gateway's validator of its bytes, set once on the miss.
+    expect(miss.headers.etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+    expect(hit.headers).toEqual({ 'content-type': 'application/json', etag: miss.headers.etag });
     expect(t.upstream.calls).toBe(1);
     expect(await t.events('hit')).toBe(1);
     expect(await t.events('miss')).toBe(1);

@@ -178,6 +178,68 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
     expect(await panel.isVisible()).toBe(false);
   });
 
+  describe('the console defects of issue 32', () => {
+    it('says "operator token" on the login, as the banner does', async () => {
+      const login = await page.evaluate(() => {
+        const box = document.getElementById('login');
+        return [box?.textContent ?? '', document.getElementById('token')?.getAttribute('placeholder')];
+      });
+      expect(login[0]).toContain('operator token');
+      expect(login[0]).not.toContain('operator key');
+      expect(login[1]).toBe('operator token');
+    });
+
+    it('keeps every status pill inside its card, at the docs width and on a narrow screen', async () => {
+      const overflowing = () =>
+        page.locator('[data-upstream]').evaluateAll((cards) =>
+          cards.flatMap((card) => {
+            const box = card.getBoundingClientRect();
+            return [...card.querySelectorAll('.pill')]
+              .map((p) => p.getBoundingClientRect())
+              .filter((r) => r.right > box.right + 0.5 || r.left < box.left - 0.5)
+              .map(
+                (r) =>
+                  `${card.getAttribute('data-upstream')}: ${r.left}–${r.right} outside ${box.left}–${box.right}`,
+              );
+          }),
+        );
+      await page.locator('[data-upstream="deals"] [data-field="breaker"]').waitFor();
+      expect(await overflowing()).toEqual([]);
+      for (const width of [1100, 700]) {
+        await page.setViewportSize({ width, height: 900 });
+        expect(await overflowing()).toEqual([]);
+      }
+      await page.setViewportSize({ width: 1440, height: 900 });
+    });
+
+    it('shows a quota window whole again once it has reset, not frozen at its last count', async () => {
+      const res = await http(`${gw.url}/macro/dictionary/units`, {
+        headers: { authorization: `Bearer ${web.key}` },
+      });
+      expect(res.status).toBe(200);
+      const perSecond = page.locator('[data-consumer="dashboard-web"] [data-window="per-second"] .q');
+      const perMinute = page.locator('[data-consumer="dashboard-web"] [data-window="per-minute"] .q');
+      // The count shows (the call above spent one) ...
+      expect(await textWhen(perSecond, /^[1-9]\d* \/ 20$/, 4000)).toMatch(/^[1-9]\d* \/ 20$/);
+      // ... and, a second later with no further call, the per-second window is whole again; the minute is not.
+      expect(await textWhen(perSecond, /^0 \/ 20$/, 8000)).toBe('0 / 20');
+      expect(await perMinute.textContent()).toMatch(/^[1-9]\d* \/ 600$/);
+    });
+
+    it('says "no lookups" for an upstream nobody called, and a percentage where answers came from the cache', async () => {
+      for (let i = 0; i < 2; i++)
+        expect(
+          (
+            await http(`${gw.url}/macro/dictionary/units`, {
+              headers: { authorization: `Bearer ${web.key}` },
+            })
+          ).status,
+        ).toBe(200);
+      expect(await textWhen(field('macro', 'hit-ratio'), /^\d+%$/)).toMatch(/^\d+%$/);
+      expect(await field('deals', 'hit-ratio').textContent()).toBe('no lookups');
+    });
+  });
+
   describe('after a 429 from the macro upstream', () => {
     beforeAll(async () => {
       const bearer = { authorization: `Bearer ${research.key}` };
@@ -203,7 +265,11 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
       expect(res.headers['retry-after']).toBeDefined();
     });
     afterAll(async () => {
-      if (SHOTS) await page.screenshot({ path: resolve(SHOTS, 'console.png'), fullPage: true });
+      if (SHOTS) {
+        // From the top: the sticky header would otherwise be drawn where the page was scrolled to.
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.screenshot({ path: resolve(SHOTS, 'console.png'), fullPage: true });
+      }
       gw.sandbox.macro.reset();
     });
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
+import { eventually } from '../helpers/eventually.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
 
 const TOKEN = 'sbx_macro_console_secret_5d0c';
@@ -96,6 +97,52 @@ describe('operator console over HTTP', () => {
     expect(macro.lastErrors[0]).toMatchObject({ status: failed.status, route: 'macro.feeds.get' });
     expect(res.text).not.toContain('FD-secret-id');
     expect(res.text).not.toContain(reader.key);
+  });
+
+  it('a quiet minute shows the cache hit ratio since start, not n/a, and a quota window as reset', async () => {
+    const auth = { authorization: `Bearer ${operatorKey}` };
+    const macroOf = async () =>
+      (await state(auth)).json().upstreams.find((u: { name: string }) => u.name === 'macro');
+    for (let i = 0; i < 3; i++)
+      expect((await http(`${gw.url}/macro/dictionary/units?token=${reader.key}`)).status).toBe(200);
+    // The console samples at most about once a second: the next sample counts the calls above.
+    let busy = await macroOf();
+    await eventually(async () => (busy = await macroOf()).hitRatioSince !== null, {
+      what: 'a sample with the lookups',
+    });
+    expect(busy.hitRatioSince).toBe('recent');
+    const sinceStart = busy.hitRatio;
+    expect(sinceStart).toBeGreaterThan(0);
+    // Only Date moves (no timer is faked): the console's samples see a minute without any lookup.
+    jest.useFakeTimers({
+      doNotFake: [
+        'setTimeout',
+        'clearTimeout',
+        'setInterval',
+        'clearInterval',
+        'setImmediate',
+        'clearImmediate',
+        'nextTick',
+        'queueMicrotask',
+        'hrtime',
+        'performance',
+      ],
+      now: Date.now(),
+    });
+    try {
+      jest.setSystemTime(Date.now() + 61_000);
+      await macroOf();
+      jest.setSystemTime(Date.now() + 1_000);
+      const quiet = await macroOf();
+      expect(quiet.cache).toMatchObject({ hit: 0, miss: 0 });
+      expect(quiet).toMatchObject({ hitRatioSince: 'start' });
+      expect(quiet.hitRatio).toBeGreaterThan(0);
+      // The per-minute window of the last call has passed: the quota is whole again.
+      const reader_ = (await state(auth)).json().consumers.find((c: { id: string }) => c.id === 'reader');
+      expect(reader_.quota[0]).toMatchObject({ window: 'per-minute', used: 0, remaining: 100 });
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('is off (404) when no operator key is configured', async () => {

@@ -98,6 +98,71 @@ describeNeeding('chromium', 'CORS in headless Chromium', () => {
     await page.close();
   });
 
+  it('a page traces and revalidates: traceparent and If-None-Match pass the preflight, ETag is readable, 304 costs no vendor call', async () => {
+    const page = await pageAt(allowed.origin);
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const out = await page.evaluate(
+      async ({ url, key, traceId }) => {
+        const headers = {
+          authorization: 'Bearer ' + key,
+          traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+          tracestate: 'app=1',
+        };
+        const first = await fetch(url, { headers });
+        const body = await first.text();
+        const etag = first.headers.get('etag');
+        // A page's own If-None-Match goes to the network (Chromium adds `Cache-Control: max-age=0`, which
+        // the gateway's cache honours as a revalidation, unlike `no-cache`): the gateway answers the 304.
+        const again = await fetch(url, { headers: { ...headers, 'if-none-match': etag ?? '' } });
+        return {
+          status: first.status,
+          bytes: body.length,
+          etag,
+          cacheControl: first.headers.get('cache-control'),
+          xCache: first.headers.get('x-cache'),
+          againStatus: again.status,
+          againBody: await again.text(),
+        };
+      },
+      { url: `${gw.url}/macro/series/310112/data`, key: web.key, traceId },
+    );
+    expect(out).toMatchObject({ status: 200, againStatus: 304, againBody: '', xCache: 'MISS' });
+    expect(out.bytes).toBeGreaterThan(0);
+    expect(out.etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+    expect(out.cacheControl).toMatch(/^private, max-age=\d+$/);
+    // One vendor call for both fetches, and it carried the page's trace.
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0].headers.traceparent).toMatch(new RegExp(`^00-${traceId}-`));
+    await page.close();
+  });
+
+  it('a page polls a view: its ETag and x-atrium-complete are readable, and it revalidates with 304', async () => {
+    const page = await pageAt(allowed.origin);
+    const out = await page.evaluate(
+      async ({ url, key }) => {
+        const headers = {
+          authorization: 'Bearer ' + key,
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        };
+        const first = await fetch(url, { headers });
+        const json = (await first.json()) as { complete: boolean };
+        const etag = first.headers.get('etag');
+        const again = await fetch(url, { headers: { ...headers, 'if-none-match': etag ?? '' } });
+        return {
+          status: first.status,
+          complete: json.complete,
+          etag,
+          completeHeader: first.headers.get('x-atrium-complete'),
+          againStatus: again.status,
+        };
+      },
+      { url: `${gw.url}/views/series-overview?id=310112`, key: web.key },
+    );
+    expect(out).toMatchObject({ status: 200, complete: true, completeHeader: 'true', againStatus: 304 });
+    expect(out.etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+    await page.close();
+  });
+
   it('a page on another origin cannot read anything, and spends nothing', async () => {
     const page = await pageAt(stranger.origin);
     const out = await getFeeds(page);

@@ -1,5 +1,5 @@
 /* The operator console, part 3 of 4 (see console-dom.js): the consumers table and the key-rotation panel,
-   which changes consumers and keys through the admin API with the same operator key. */
+   which changes consumers and keys through the admin API with the same operator token. */
 (function () {
   'use strict';
   var ns = window.AtriumConsole;

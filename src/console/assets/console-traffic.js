@@ -54,11 +54,18 @@
       el('div', { cls: 'row' }, [
         donut(hr === null ? null : u.hitRatio, 46),
         el('div', { cls: 'kpi' }, [
-          el('div', { cls: 'label', text: 'cache hits' }),
+          el('div', { cls: 'label', 'data-field': 'hit-ratio-label' }, [
+            'cache hits',
+            u.hitRatioSince === 'start' ? el('small', { text: ' since start' }) : null,
+          ]),
           el(
             'div',
             { cls: 'value', 'data-field': 'hit-ratio' },
-            hr === null ? na() : [String(hr), el('small', { text: '%' })],
+            hr !== null
+              ? [String(hr), el('small', { text: '%' })]
+              : u.cache
+                ? el('span', { cls: 'na', text: 'no lookups' })
+                : na(),
           ),
         ]),
         el('div', { cls: 'kpi' }, [

@@ -98,7 +98,7 @@
       });
       if (res.status === 401) {
         sessionStorage.removeItem(ns.TOKEN_KEY);
-        showLogin('That operator key was not accepted.');
+        showLogin('That operator token was not accepted.');
         return;
       }
       if (!res.ok) throw new Error('HTTP ' + res.status);

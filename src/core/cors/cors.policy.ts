@@ -7,11 +7,16 @@ import type { Consumer } from '../auth/consumer.js';
 import type { ConsumerStore } from '../auth/consumer-store.service.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
-/** Response headers a browser app may read: request id, cache state, rate-limit state, file names. */
+/**
+ * Response headers a browser app may read: request id, cache state and validators, view completeness,
+ * rate-limit state, file names.
+ */
 export const CORS_EXPOSED_HEADERS = [
   'x-request-id',
   'x-cache',
   'age',
+  'etag',
+  'x-atrium-complete',
   'retry-after',
   'ratelimit',
   'ratelimit-policy',
@@ -21,7 +26,10 @@ export const CORS_EXPOSED_HEADERS = [
   'content-disposition',
 ] as const;
 
-/** Request headers a browser app may send: the key positions, negotiation, cache control, its request id. */
+/**
+ * Request headers a browser app may send: the key positions, negotiation, cache control and revalidation,
+ * its request id and its W3C trace context (browser tracing).
+ */
 export const CORS_ALLOWED_HEADERS = [
   'authorization',
   'x-api-key',
@@ -29,7 +37,11 @@ export const CORS_ALLOWED_HEADERS = [
   'accept',
   'accept-language',
   'cache-control',
+  'if-none-match',
+  'if-modified-since',
   'x-request-id',
+  'traceparent',
+  'tracestate',
 ] as const;
 
 export const CORS_ALLOWED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -55,7 +67,9 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * CORS per consumer (architecture §2). A preflight carries no key, so it is allowed when the origin is in
+ * CORS per consumer (architecture §2). Hand-made rather than @fastify/cors: that plugin only decides which
+ * headers to add, while this policy refuses an unknown origin (403, before auth and quota) and checks the
+ * origin against the authenticated consumer's own list. A preflight carries no key, so it is allowed when the origin is in
  * ANY consumer's list; the real request is then allowed only when the authenticated consumer lists the
  * origin. Answers echo the origin (never `*`, since credentials are allowed) and vary on it. Runs in the
  * Fastify onRequest hook: preflights never reach auth, routing or an upstream.

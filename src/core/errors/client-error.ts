@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ErrorCode } from './error-codes.js';
+import { untracedContext } from '../tracing/trace-context.js';
 import { buildEnvelope } from './error-envelope.js';
 import { GatewayError } from './gateway-error.js';
 
@@ -47,7 +48,7 @@ export function clientParseError(err: ClientParseError): GatewayError {
           });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return new GatewayError('PAYLOAD_TOO_LARGE', {
-        message: 'A chunk extension of the body is too large.',
+        message: 'A chunk extension of the body is too large: chunk extensions may take at most 16 KiB.',
       });
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return new GatewayError('REQUEST_TIMEOUT');
@@ -70,13 +71,26 @@ export interface RenderedEnvelope {
  * Renders the envelope of a refusal for which only the start of the request is known (its target as far
  * as it was read): the vendor-shaped members of its prefix, XML when its query asks for it.
  */
-export type HeadRenderer = (err: GatewayError, requestId: string, target: string) => RenderedEnvelope;
+export type HeadRenderer = (
+  err: GatewayError,
+  requestId: string,
+  traceId: string,
+  target: string,
+) => RenderedEnvelope;
 
 const renderers = new WeakMap<object, HeadRenderer>();
 /** The request target a connection's first chunk started with, until a request on it is parsed. */
-const heads = new WeakMap<Socket, string>();
+const heads = new WeakMap<Socket, { readonly target: string; readonly traceparent?: string }>();
 const REQUEST_LINE = /^[A-Z]+ (\S+)/;
 const HEAD_BYTES = 8192;
+
+const TRACEPARENT = /\r\ntraceparent:[ \t]*([^\r\n]{1,128})\r\n/i;
+
+/** The `traceparent` header in a chunk of a request head, if the chunk holds it whole. */
+function traceparentIn(raw: unknown): string | undefined {
+  if (!Buffer.isBuffer(raw)) return undefined;
+  return TRACEPARENT.exec(raw.toString('latin1', 0, Math.min(raw.length, 65_536)))?.[1];
+}
 
 /** The request target at the start of `raw`, when `raw` starts a request line. */
 function targetOf(raw: unknown): string | undefined {
@@ -94,7 +108,7 @@ export function renderParserRefusals(server: Server, render: HeadRenderer): void
   server.on('connection', (socket: Socket) => {
     socket.once('data', (chunk: Buffer) => {
       const target = targetOf(chunk);
-      if (target !== undefined) heads.set(socket, target);
+      if (target !== undefined) heads.set(socket, { target, traceparent: traceparentIn(chunk) });
     });
   });
   server.on('request', (req: IncomingMessage) => heads.delete(req.socket));
@@ -105,8 +119,9 @@ export function rawEnvelopeResponse(
   err: GatewayError,
   requestId: string,
   rendered?: RenderedEnvelope,
+  traceId?: string,
 ): string {
-  const body = rendered?.body ?? JSON.stringify(buildEnvelope(err, requestId));
+  const body = rendered?.body ?? JSON.stringify(buildEnvelope(err, requestId, traceId));
   return (
     `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}\r\n` +
     `content-type: ${rendered?.contentType ?? 'application/json; charset=utf-8'}\r\n` +
@@ -118,7 +133,12 @@ export function rawEnvelopeResponse(
 }
 
 /** Writes `err` as the whole answer on a raw socket, then closes gracefully (see handleClientError). */
-function answerRaw(socket: Socket, err: GatewayError, render?: (id: string) => RenderedEnvelope): void {
+function answerRaw(
+  socket: Socket,
+  err: GatewayError,
+  render?: (id: string, traceId: string) => RenderedEnvelope,
+  traceId?: string,
+): void {
   if (socket.destroyed) return;
   // node's own (private) link to the answer in progress on this socket, as its default handler reads it.
   const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
@@ -129,7 +149,7 @@ function answerRaw(socket: Socket, err: GatewayError, render?: (id: string) => R
       guard.unref();
       pending.once('finish', () => {
         clearTimeout(guard);
-        answerRaw(socket, err, render);
+        answerRaw(socket, err, render, traceId);
       });
       pending.once('close', () => clearTimeout(guard));
       return;
@@ -145,7 +165,8 @@ function answerRaw(socket: Socket, err: GatewayError, render?: (id: string) => R
     return;
   }
   const requestId = randomUUID();
-  socket.end(rawEnvelopeResponse(err, requestId, render?.(requestId)));
+  const trace = traceId ?? untracedContext(undefined, undefined).traceId;
+  socket.end(rawEnvelopeResponse(err, requestId, render?.(requestId, trace), trace));
   const linger = setTimeout(() => socket.destroy(), LINGER_MS);
   linger.unref();
   socket.once('close', () => clearTimeout(linger));
@@ -165,11 +186,16 @@ export function handleClientError(err: ClientParseError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const refusal = clientParseError(err);
   const render = renderers.get((socket as Socket & { server?: object }).server ?? socket);
-  const target = targetOf(err.rawPacket) ?? heads.get(socket);
+  const head = heads.get(socket);
+  const target = targetOf(err.rawPacket) ?? head?.target;
+  // The request's own trace when its `traceparent` was read (in the chunk that failed or the connection's
+  // first), else a new one, as for any request that brings none.
+  const traceparent = traceparentIn(err.rawPacket) ?? head?.traceparent;
   answerRaw(
     socket,
     refusal,
-    render && target !== undefined ? (id) => render(refusal, id, target) : undefined,
+    render && target !== undefined ? (id, traceId) => render(refusal, id, traceId, target) : undefined,
+    untracedContext(traceparent, undefined).traceId,
   );
 }
 

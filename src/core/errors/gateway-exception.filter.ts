@@ -112,6 +112,15 @@ export class GatewayExceptionFilter implements ExceptionFilter {
   send(exception: unknown, req: FastifyRequest, reply: FastifyReply): void {
     let err = toGatewayError(exception);
     let allow: string[] | undefined;
+    // Fastify's own 413 does not say the limit; the route's (the gateway's) does.
+    if (err.code === 'PAYLOAD_TOO_LARGE' && !(exception instanceof GatewayError)) {
+      const limit = req.routeOptions?.bodyLimit ?? req.server?.initialConfig.bodyLimit;
+      if (limit !== undefined)
+        err = new GatewayError('PAYLOAD_TOO_LARGE', {
+          message: `The request body is too large: the gateway accepts at most ${limit} bytes.`,
+          cause: exception,
+        });
+    }
     if (err.code === 'NOT_FOUND' && !(exception instanceof GatewayError) && this.allowed) {
       allow = this.allowed.allowedFor(req.url);
       if (allow.length > 0 && !allow.includes(req.method))
@@ -190,10 +199,10 @@ export class GatewayExceptionFilter implements ExceptionFilter {
    * The envelope of a refusal the HTTP parser made, from the request target as far as it was read: the
    * prefix's vendor-shaped fields, XML when its query asks for it (the headers were never read).
    */
-  renderHead(err: GatewayError, requestId: string, target: string): RenderedEnvelope {
+  renderHead(err: GatewayError, requestId: string, traceId: string, target: string): RenderedEnvelope {
     const q = target.indexOf('?');
     const format = q === -1 ? undefined : parseQuery(target.slice(q + 1)).find(([k]) => k === 'format')?.[1];
-    const envelope = this.envelopeOf(err, requestId, undefined, this.shapes.forUrl(target));
+    const envelope = this.envelopeOf(err, requestId, traceId, this.shapes.forUrl(target));
     return wantsXml(format, undefined)
       ? { contentType: 'application/xml; charset=utf-8', body: envelopeToXml(envelope) }
       : { contentType: 'application/json; charset=utf-8', body: JSON.stringify(envelope) };

@@ -16,6 +16,7 @@ export function answerFrom(entry: CacheEntry, cache: ProxyResponse['cache'], now
     body: entry.body,
     cache,
     ageSeconds: (now - entry.storedAt) / 1000,
+    freshForSeconds: Math.max(0, (entry.freshUntil - now) / 1000),
   };
 }
 

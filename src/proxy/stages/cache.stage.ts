@@ -6,6 +6,7 @@ import { cacheKeyOf, scopeOf, type CacheKey } from '../cache/cache-key.js';
 import { policyLookup, type CachedPolicy, type RoutePolicy } from '../cache/cache-policy.js';
 import { answerFrom, validateSettings, type CacheSettings } from '../cache/cache-settings.js';
 import { storeAnswer, storeNotFound } from '../cache/entry-writer.js';
+import { withValidator } from '../cache/validator.js';
 import type { MissRole, ResponseStore } from '../cache/response-store.js';
 import type { ProxyRequest, ProxyResponse, RouteDefinition, Stage } from '../pipeline.types.js';
 
@@ -96,7 +97,7 @@ export function cacheStage(opts: CacheStageOptions): Stage {
       const target = { store, settings, key: miss.key, policy: miss.policy, token: role.token };
       let res: ProxyResponse;
       try {
-        res = await next(req);
+        res = withValidator(await next(req));
       } catch (err) {
         await storeNotFound(target, err);
         await lease?.fail(err);
@@ -174,8 +175,14 @@ export function cacheStage(opts: CacheStageOptions): Stage {
       try {
         const { res, shared } = await coalesced(req, miss);
         (shared ? events.coalesced : events.miss).inc();
-        // Age only for an answer read back from the store (another request's call).
-        return { ...res, cache: shared ? 'COALESCED' : 'MISS', ageSeconds: res.ageSeconds } as ProxyResponse;
+        // Age only for an answer read back from the store (another request's call); a fresh call's answer is
+        // fresh for the route's whole TTL.
+        return {
+          ...res,
+          cache: shared ? 'COALESCED' : 'MISS',
+          ageSeconds: res.ageSeconds,
+          freshForSeconds: res.freshForSeconds ?? miss.policy.ttlMs / 1000,
+        } as ProxyResponse;
       } catch (failure) {
         const { error, shared } =
           failure instanceof SharedFailure ? failure : { error: failure, shared: false };
