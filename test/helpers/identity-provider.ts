@@ -81,10 +81,15 @@ export class FakeIdentityProvider {
   }
 
   /** A token signed with the current key: `iss` this provider, `exp` in 5 minutes unless `claims` says. */
-  async sign(claims: JWTPayload, header: { kid?: string } = {}): Promise<string> {
+  async sign(claims: JWTPayload, header: { kid?: string; jwk?: JWK } = {}): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     const token = await new SignJWT({ iss: this.issuer, iat: now, exp: now + 300, ...claims })
-      .setProtectedHeader({ alg: this.alg, kid: header.kid ?? this.current!.kid, typ: 'JWT' })
+      .setProtectedHeader({
+        alg: this.alg,
+        kid: header.kid ?? this.current!.kid,
+        typ: 'JWT',
+        ...(header.jwk ? { jwk: header.jwk } : {}),
+      })
       .sign(this.current!.privateKey);
     // The post-run log scan looks for every token a test used.
     recordSecret(token);
