@@ -75,7 +75,7 @@
     ]);
   }
 
-  // `https://login.example.com/realms/staff` → `login.example.com/realms/staff` (the full URL is the title).
+  // The issuer without its scheme and trailing slash (a host and a path read better in a chip).
   function issuerName(issuer) {
     return issuer.replace(/^https?:\/\//, '').replace(/\/+$/, '');
   }
