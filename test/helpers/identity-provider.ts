@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { recordSecret } from '../observability/log-capture.js';
@@ -9,10 +10,18 @@ interface SigningKey {
   readonly publicJwk: JWK;
 }
 
+interface PendingCode {
+  readonly clientId: string;
+  readonly redirectUri: string;
+  readonly challenge: string;
+}
+
 /**
  * A real OpenID Connect provider on loopback, as far as a gateway reads one: the discovery document and the
  * JWKS, over HTTP on port 0. Its key can be rotated (the JWKS then lists the new key only), and it counts the
- * requests it received. Tests sign tokens with its keys (jose), or with keys of their own.
+ * requests it received. Tests sign tokens with its keys (jose), or with keys of their own. For browser
+ * tests it also signs a user in: the authorization-code flow with PKCE (S256), consent given at once for
+ * the user `subject`, tokens whose audience is the client id.
  */
 export class FakeIdentityProvider {
   private server?: Server;
@@ -21,6 +30,9 @@ export class FakeIdentityProvider {
   private generation = 0;
   /** Paths requested, in order (discovery, JWKS). */
   readonly requested: string[] = [];
+  /** Who signs in at /authorize. */
+  subject = 'alice';
+  private readonly codes = new Map<string, PendingCode>();
 
   constructor(private readonly alg: 'RS256' | 'ES256' = 'RS256') {}
 
@@ -29,15 +41,25 @@ export class FakeIdentityProvider {
     this.server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       this.requested.push(path);
+      // Pages on other origins read discovery and redeem codes (public clients, as real providers allow).
+      res.setHeader('access-control-allow-origin', '*');
       if (path === '/.well-known/openid-configuration') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({
             issuer: this.issuer,
             jwks_uri: this.jwksUri,
+            authorization_endpoint: `${this.base}/authorize`,
+            token_endpoint: `${this.base}/token`,
+            response_types_supported: ['code'],
+            code_challenge_methods_supported: ['S256'],
             id_token_signing_alg_values_supported: [this.alg],
           }),
         );
+      } else if (path === '/authorize') {
+        this.authorize(req, res);
+      } else if (path === '/token' && req.method === 'POST') {
+        void this.token(req, res);
       } else if (path === '/jwks') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ keys: [this.current!.publicJwk] }));
@@ -94,6 +116,47 @@ export class FakeIdentityProvider {
     // The post-run log scan looks for every token a test used.
     recordSecret(token);
     return token;
+  }
+
+  /** Consent at once: back to the client's redirect URI with a one-time code bound to its PKCE challenge. */
+  private authorize(req: IncomingMessage, res: ServerResponse): void {
+    const q = new URL(req.url ?? '/', this.base).searchParams;
+    const redirectUri = q.get('redirect_uri') ?? '';
+    const challenge = q.get('code_challenge') ?? '';
+    if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !challenge) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('authorization-code flow with PKCE S256 only');
+      return;
+    }
+    const code = randomBytes(16).toString('base64url');
+    this.codes.set(code, { clientId: q.get('client_id') ?? '', redirectUri, challenge });
+    const back = new URL(redirectUri);
+    back.searchParams.set('code', code);
+    back.searchParams.set('state', q.get('state') ?? '');
+    res.writeHead(302, { location: back.toString() }).end();
+  }
+
+  /** Redeems a code once, checking the client, the redirect URI and the PKCE verifier. */
+  private async token(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+    const pending = this.codes.get(form.get('code') ?? '');
+    this.codes.delete(form.get('code') ?? '');
+    const verifier = form.get('code_verifier') ?? '';
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    if (
+      !pending ||
+      form.get('grant_type') !== 'authorization_code' ||
+      pending.clientId !== form.get('client_id') ||
+      pending.redirectUri !== form.get('redirect_uri') ||
+      pending.challenge !== challenge
+    ) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}');
+      return;
+    }
+    const accessToken = await this.sign({ sub: this.subject, aud: pending.clientId });
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+    res.end(JSON.stringify({ access_token: accessToken, token_type: 'Bearer', expires_in: 300 }));
   }
 
   reset(): void {
