@@ -158,6 +158,7 @@ describe('consumer records (the file, the Redis store and the admin API share th
         ],
         clockSkewSeconds: 30,
         jwksCooldownMs: 30_000,
+        userLimits: [],
       });
       expect(parseConsumer(JSON.parse(JSON.stringify(toRecord(c))), 0, KNOWN)).toEqual(c);
     });
@@ -173,11 +174,31 @@ describe('consumer records (the file, the Redis store and the admin API share th
       [{ issuer: ISSUER, audience: 'a', clockSkewSeconds: -1 }, 'clockSkewSeconds: must be an integer'],
       [{ issuer: ISSUER, audience: 'a', jwksCooldownMs: 1.5 }, 'jwksCooldownMs: must be a non-negative'],
       [{ issuer: ISSUER, audience: 'a', secret: 'x' }, 'unknown field "secret"'],
+      [{ issuer: ISSUER, audience: 'a', userLimits: [{ name: 'm', ttlMs: 0, limit: 1 }] }, 'ttlMs must be'],
+      [{ issuer: ISSUER, audience: 'a', userLimits: {} }, 'userLimits must be an array'],
       ['https://x', 'must be an object'],
     ])('refuses %j', (oidc, expected) => {
       expect(message(() => parseConsumer({ id: 'spa', upstreams: ['macro'], oidc }, 0, KNOWN))).toContain(
         expected,
       );
+    });
+
+    it('userLimits round-trip through toRecord', () => {
+      const c = parseConsumer(
+        {
+          id: 'spa',
+          upstreams: ['macro'],
+          oidc: {
+            issuer: ISSUER,
+            audience: 'spa',
+            userLimits: [{ name: 'per-minute', ttlMs: 60_000, limit: 5 }],
+          },
+        },
+        0,
+        KNOWN,
+      );
+      expect(c.tokens?.userLimits).toEqual([{ name: 'per-minute', ttlMs: 60_000, limit: 5 }]);
+      expect(parseConsumer(JSON.parse(JSON.stringify(toRecord(c))), 0, KNOWN)).toEqual(c);
     });
 
     it('http is allowed to a loopback provider only (development, tests)', () => {

@@ -45,6 +45,16 @@ describe('end-user tokens from an OpenID Connect provider (JWT bearer)', () => {
         corsOrigins: [OTHER],
         oidc: { issuer: partnerIdp.issuer, jwksUri: partnerIdp.jwksUri, audience: ['partner-app'] },
       }),
+      // Each end user of this app gets 2 requests a minute, inside the app's 100.
+      fromRecord({
+        id: 'metered',
+        limits: [{ name: 'per-minute', ttlMs: 60_000, limit: 100 }],
+        oidc: {
+          issuer: idp.issuer,
+          audience: 'metered-app',
+          userLimits: [{ name: 'per-minute', ttlMs: 60_000, limit: 2 }],
+        },
+      }),
       // A provider that never answers: its keys cannot be had.
       fromRecord({
         id: 'down',
@@ -186,6 +196,21 @@ describe('end-user tokens from an OpenID Connect provider (JWT bearer)', () => {
     expect(res.status).toBe(503);
     expect(res.json().error.code).toBe('UPSTREAM_UNAVAILABLE');
     expect(fake.requests).toHaveLength(0);
+  });
+
+  it("a per-user quota (userLimits) counts each end user (sub) apart, inside the consumer's quota", async () => {
+    const as = async (sub: string) => call(await idp.sign({ sub, aud: 'metered-app' }));
+    for (let i = 0; i < 2; i++) expect((await as('dave')).status).toBe(200);
+    const refused = await as('dave');
+    expect(refused.status).toBe(429);
+    expect(refused.json().error).toMatchObject({ code: 'CONSUMER_RATE_LIMITED' });
+    expect(refused.json().error.message).toContain('This user of consumer "metered"');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // Another user of the same app is not held back; the app's own quota counted all four requests (the
+    // consumer's windows are counted first, the user's inside them).
+    const erin = await as('erin');
+    expect(erin.status).toBe(200);
+    expect(erin.headers['ratelimit-remaining']).toBe('96');
   });
 
   describe('from a browser page (CORS)', () => {

@@ -52,6 +52,7 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
       algorithms: ['RS256'],
       clockSkewSeconds: 30,
       jwksCooldownMs: 30_000,
+      userLimits: [],
     },
   });
   const gw = withGateway({

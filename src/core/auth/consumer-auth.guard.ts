@@ -12,6 +12,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by ConsumerAuthGuard on every non-public route. */
     consumer?: Consumer;
+    /** The end user (`sub`) of an end-user token; absent for gateway keys. */
+    tokenSubject?: string;
   }
 }
 
@@ -66,9 +68,10 @@ export class ConsumerAuthGuard implements CanActivate {
     const key = extractConsumerKey(req);
     // A JWT that is not also a key: an end-user token, checked against the consumers that accept tokens.
     if (key !== undefined && looksLikeJwt(key) && !this.store.authenticate(key, req.raw.socket))
-      return this.tokens.authenticate(key).then((consumer) => {
+      return this.tokens.authenticate(key).then(({ consumer, subject }) => {
         if (consumer.enabled === false) throw disabled(consumer);
         req.consumer = consumer;
+        if (subject !== undefined) req.tokenSubject = subject;
         return true;
       });
     req.consumer = authenticateConsumer(this.store, key, req.raw.socket);

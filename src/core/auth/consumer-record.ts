@@ -46,6 +46,7 @@ export interface TokensRecord {
   algorithms?: string[];
   clockSkewSeconds?: number;
   jwksCooldownMs?: number;
+  userLimits?: ConsumerLimit[];
 }
 
 type Raw = Record<string, unknown>;
@@ -86,7 +87,17 @@ function parseTokens(raw: unknown, where: string): ConsumerTokens {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(where, 'must be an object');
   const r = raw as Raw;
   for (const k of Object.keys(r))
-    if (!['issuer', 'jwksUri', 'audience', 'algorithms', 'clockSkewSeconds', 'jwksCooldownMs'].includes(k))
+    if (
+      ![
+        'issuer',
+        'jwksUri',
+        'audience',
+        'algorithms',
+        'clockSkewSeconds',
+        'jwksCooldownMs',
+        'userLimits',
+      ].includes(k)
+    )
       fail(where, `unknown field "${k.slice(0, 40)}"`);
   if (typeof r.issuer !== 'string' || !isProviderUrl(r.issuer))
     fail(`${where}.issuer`, 'must be an https URL (http only to localhost/127.0.0.1)');
@@ -114,6 +125,14 @@ function parseTokens(raw: unknown, where: string): ConsumerTokens {
   const cooldown = r.jwksCooldownMs ?? DEFAULT_JWKS_COOLDOWN_MS;
   if (!Number.isInteger(cooldown) || (cooldown as number) < 0)
     fail(`${where}.jwksCooldownMs`, 'must be a non-negative integer');
+  const userLimits =
+    r.userLimits === undefined
+      ? []
+      : Array.isArray(r.userLimits)
+        ? r.userLimits.map((l, i) => parseLimit(l, `${where}.userLimits[${i}]`))
+        : fail(where, 'userLimits must be an array');
+  if (new Set(userLimits.map((l) => l.name)).size !== userLimits.length)
+    fail(`${where}.userLimits`, 'window names must be unique');
   return {
     issuer: r.issuer,
     ...(r.jwksUri !== undefined ? { jwksUri: r.jwksUri } : {}),
@@ -121,6 +140,7 @@ function parseTokens(raw: unknown, where: string): ConsumerTokens {
     algorithms: [...new Set(algorithms as TokenAlgorithm[])],
     clockSkewSeconds: skew as number,
     jwksCooldownMs: cooldown as number,
+    userLimits,
   };
 }
 
@@ -304,5 +324,8 @@ function tokensRecord(t: ConsumerTokens): TokensRecord {
     algorithms: [...t.algorithms],
     clockSkewSeconds: t.clockSkewSeconds,
     jwksCooldownMs: t.jwksCooldownMs,
+    ...(t.userLimits.length > 0
+      ? { userLimits: t.userLimits.map((l) => ({ name: l.name, ttlMs: l.ttlMs, limit: l.limit })) }
+      : {}),
   };
 }

@@ -44,6 +44,8 @@ export interface ConsumerTokens {
   readonly clockSkewSeconds: number;
   /** After a JWKS fetch, an unknown `kid` triggers another only after this long (provider key rotation). */
   readonly jwksCooldownMs: number;
+  /** Quota windows per end user (the token's `sub`), inside the consumer's own `limits`; empty → none. */
+  readonly userLimits: readonly ConsumerLimit[];
 }
 
 /** An internal app allowed to call the gateway: from the consumers file or the admin API (see README). */

@@ -123,27 +123,31 @@ export class TokenVerifier {
     private readonly clock: Clock = SYSTEM_CLOCK,
   ) {}
 
-  /** The consumer the token stands for (disabled ones included, as for keys), or a 401 saying why. */
-  async authenticate(token: string): Promise<Consumer> {
+  /**
+   * The consumer the token stands for (disabled ones included, as for keys) and the user (`sub`, when the
+   * token has one), or a 401 saying why.
+   */
+  async authenticate(token: string): Promise<{ consumer: Consumer; subject?: string }> {
     const consumer = claimedConsumer(this.store, token);
     if (typeof consumer === 'string') throw invalidToken(consumer);
     const t = consumer.tokens!;
     const keys = await this.keySetOf(t);
+    let payload: JWTPayload;
     try {
-      await jwtVerify(token, keys, {
+      ({ payload } = await jwtVerify(token, keys, {
         issuer: t.issuer,
         audience: [...t.audience],
         algorithms: [...t.algorithms],
         clockTolerance: t.clockSkewSeconds,
         currentDate: new Date(this.clock.now()),
         requiredClaims: ['exp'],
-      });
+      }));
     } catch (e) {
       const why = refusalOf(e);
       if (why === undefined) throw providerDown(e);
       throw invalidToken(why);
     }
-    return consumer;
+    return typeof payload.sub === 'string' ? { consumer, subject: payload.sub } : { consumer };
   }
 
   private async keySetOf(t: ConsumerTokens): Promise<JWTVerifyGetKey> {
