@@ -28,11 +28,12 @@ describe('end-user tokens from an OpenID Connect provider (JWT bearer)', () => {
   const idp = new FakeIdentityProvider('RS256');
   const partnerIdp = new FakeIdentityProvider('ES256');
   const rogueIdp = new FakeIdentityProvider('RS256');
+  const downIdp = new FakeIdentityProvider('RS256');
   const fake = new FakeMacroUpstream({ token: TOKEN });
   const server = testConsumer({ id: 'server', upstreams: new Set(['macro']) });
   const gw = withGateway({
     upstreams: { macro: { fake, token: TOKEN } },
-    servers: [idp, partnerIdp, rogueIdp],
+    servers: [idp, partnerIdp, rogueIdp, downIdp],
     consumers: () => [
       // Tokens only: no key anywhere near the page. A 0 ms cooldown lets the rotation test refetch at once.
       fromRecord({
@@ -55,6 +56,8 @@ describe('end-user tokens from an OpenID Connect provider (JWT bearer)', () => {
           userLimits: [{ name: 'per-minute', ttlMs: 60_000, limit: 2 }],
         },
       }),
+      // A provider whose discovery is down.
+      fromRecord({ id: 'outage', oidc: { issuer: downIdp.issuer, audience: 'outage-app' } }),
       // A provider that never answers: its keys cannot be had.
       fromRecord({
         id: 'down',
@@ -211,6 +214,18 @@ describe('end-user tokens from an OpenID Connect provider (JWT bearer)', () => {
     const erin = await as('erin');
     expect(erin.status).toBe(200);
     expect(erin.headers['ratelimit-remaining']).toBe('96');
+  });
+
+  it('a provider whose discovery fails: 503, and a burst of tokens is one discovery request', async () => {
+    downIdp.discoveryDown = true;
+    const token = await downIdp.sign({ sub: 'a', aud: 'outage-app' });
+    for (let i = 0; i < 3; i++) {
+      const res = await call(token);
+      expect(res.status).toBe(503);
+      expect(res.json().error.message).toContain('identity provider');
+    }
+    expect(downIdp.requested).toEqual(['/.well-known/openid-configuration']);
+    expect(fake.requests).toHaveLength(0);
   });
 
   describe('from a browser page (CORS)', () => {

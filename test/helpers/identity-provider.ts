@@ -32,6 +32,8 @@ export class FakeIdentityProvider {
   readonly requested: string[] = [];
   /** Who signs in at /authorize. */
   subject = 'alice';
+  /** Discovery answers 503 while set (a provider outage). */
+  discoveryDown = false;
   private readonly codes = new Map<string, PendingCode>();
 
   constructor(private readonly alg: 'RS256' | 'ES256' = 'RS256') {}
@@ -43,7 +45,9 @@ export class FakeIdentityProvider {
       this.requested.push(path);
       // Pages on other origins read discovery and redeem codes (public clients, as real providers allow).
       res.setHeader('access-control-allow-origin', '*');
-      if (path === '/.well-known/openid-configuration') {
+      if (path === '/.well-known/openid-configuration' && this.discoveryDown) {
+        res.writeHead(503).end();
+      } else if (path === '/.well-known/openid-configuration') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({

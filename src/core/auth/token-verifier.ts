@@ -94,10 +94,13 @@ const FETCH_TIMEOUT_MS = 5_000;
 const MAX_DISCOVERY_BYTES = 256 * 1024;
 /** A discovered `jwks_uri` is re-read this often (the keys themselves follow jose's cache and `kid` misses). */
 const DISCOVERY_MAX_AGE_MS = 60 * 60_000;
+/** A failed discovery is tried again only after this long: a burst of tokens is not a burst of fetches. */
+const DISCOVERY_RETRY_MS = 5_000;
 
 interface Discovered {
   readonly at: number;
   readonly jwksUri: Promise<string>;
+  failed?: boolean;
 }
 
 /** A provider that did not answer: 503, retryable, never blamed on the token. */
@@ -167,14 +170,17 @@ export class TokenVerifier {
   /** `jwks_uri` from `<issuer>/.well-known/openid-configuration`; a failed read is retried on the next token. */
   private async discover(issuer: string): Promise<string> {
     const now = this.clock.now();
-    const known = this.discovered.get(issuer);
-    if (known && now - known.at < DISCOVERY_MAX_AGE_MS) return known.jwksUri;
-    const jwksUri = readDiscovery(issuer);
-    this.discovered.set(issuer, { at: now, jwksUri });
+    let known = this.discovered.get(issuer);
+    if (!known || now - known.at >= (known.failed ? DISCOVERY_RETRY_MS : DISCOVERY_MAX_AGE_MS)) {
+      const entry: Discovered = { at: now, jwksUri: readDiscovery(issuer) };
+      // Marked when it fails (awaited below, so never an unhandled rejection).
+      entry.jwksUri.catch(() => (entry.failed = true));
+      this.discovered.set(issuer, entry);
+      known = entry;
+    }
     try {
-      return await jwksUri;
+      return await known.jwksUri;
     } catch (e) {
-      if (this.discovered.get(issuer)?.jwksUri === jwksUri) this.discovered.delete(issuer);
       throw providerDown(e);
     }
   }
