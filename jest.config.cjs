@@ -36,7 +36,7 @@ const base = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   // ESM-only packages are transformed wherever npm puts them (light-my-request nests its own `cookie`).
   transformIgnorePatterns: [
-    '^(?!.*/node_modules/(@nestjs|@apidevtools|file-type|content-disposition|cookie|node-pg-migrate)/).*/node_modules/',
+    '^(?!.*/node_modules/(@nestjs|@apidevtools|file-type|content-disposition|cookie|node-pg-migrate|jose)/).*/node_modules/',
   ],
   setupFiles: ['reflect-metadata'],
   // Every run captures all gateway logs and scans them for keys afterwards (test/observability/log-capture.ts).

@@ -20,6 +20,15 @@ export interface ConsumerView {
   reservedShare: number;
   corsOrigins: string[];
   keys: ConsumerKeyView[];
+  /** End-user tokens the consumer accepts (the `oidc` block), or null: keys only. */
+  oidc: {
+    issuer: string;
+    jwksUri: string | null;
+    audience: string[];
+    algorithms: string[];
+    clockSkewSeconds: number;
+    jwksCooldownMs: number;
+  } | null;
 }
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
@@ -40,5 +49,15 @@ export function consumerView(c: Consumer, now: number): ConsumerView {
       expiresAt: iso(k.expiresAt),
       state: k.expiresAt !== undefined && k.expiresAt <= now ? 'expired' : 'active',
     })),
+    oidc: c.tokens
+      ? {
+          issuer: c.tokens.issuer,
+          jwksUri: c.tokens.jwksUri ?? null,
+          audience: [...c.tokens.audience],
+          algorithms: [...c.tokens.algorithms],
+          clockSkewSeconds: c.tokens.clockSkewSeconds,
+          jwksCooldownMs: c.tokens.jwksCooldownMs,
+        }
+      : null,
   };
 }

@@ -47,6 +47,7 @@ const SETTABLE = [
   'reservedShare',
   'corsOrigins',
   'enabled',
+  'oidc',
 ] as const;
 
 export interface ConsumerList extends ConsumerSourceState {
@@ -263,7 +264,7 @@ export class ConsumersAdminController {
       const before = rec.keys!.length;
       rec.keys = rec.keys!.filter((e) => e.id !== keyId);
       if (rec.keys.length === before) throw keyNotFound(id, keyId);
-      if (rec.keys.length === 0) throw lastKey(id);
+      if (rec.keys.length === 0 && !rec.oidc) throw lastKey(id);
       const c = this.validate(rec);
       this.keepOneKey(c, now);
       return c;
@@ -278,8 +279,12 @@ export class ConsumersAdminController {
     return consumerView(next!, this.store.now());
   }
 
-  /** A consumer left with only expired keys could never call again: refused, like retiring the last key. */
+  /**
+   * A consumer left with only expired keys could never call again: refused, like retiring the last key. One
+   * that accepts end-user tokens still can.
+   */
   private keepOneKey(c: Consumer, now: number): void {
+    if (c.tokens) return;
     if (!keysOf(c).some((k) => k.expiresAt === undefined || k.expiresAt > now)) throw lastKey(c.id);
   }
 

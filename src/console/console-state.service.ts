@@ -72,6 +72,8 @@ export interface ConsumerState {
   enabled: boolean;
   /** Ids and dates only (key rotation from the console goes through /admin/consumers). */
   keys: ConsumerKeyView[];
+  /** End-user tokens the consumer accepts (its `oidc` block): the issuer and audience; null → keys only. */
+  tokens: { issuer: string; audience: string[] } | null;
   upstreams: string[];
   write: boolean;
   weight: number;
@@ -383,6 +385,7 @@ export class ConsoleStateService {
         id: c.id,
         enabled: view.enabled,
         keys: view.keys,
+        tokens: view.oidc ? { issuer: view.oidc.issuer, audience: view.oidc.audience } : null,
         upstreams: [...c.upstreams],
         write: c.write,
         weight: c.weight,

@@ -1,9 +1,15 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { Consumer } from './auth/consumer.js';
-import { ConsumerAuthGuard, CONSUMER_STORE, UpstreamAccessGuard } from './auth/consumer-auth.guard.js';
+import {
+  ConsumerAuthGuard,
+  CONSUMER_STORE,
+  TOKEN_VERIFIER,
+  UpstreamAccessGuard,
+} from './auth/consumer-auth.guard.js';
 import { ConsumerRegistry } from './auth/consumer-registry.service.js';
 import { ConsumerStore } from './auth/consumer-store.service.js';
+import { TokenVerifier } from './auth/token-verifier.js';
 import { ErrorShapeRegistry } from './errors/error-shape.registry.js';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter.js';
 import { SecretRedactor } from './logging/secret-redactor.js';
@@ -22,6 +28,12 @@ export class CoreModule {
         SecretRedactor,
         ErrorShapeRegistry,
         { provide: CONSUMER_STORE, useValue: new ConsumerStore(consumers) },
+        // End-user tokens (JWTs from an OIDC provider) of the consumers that accept them.
+        {
+          provide: TOKEN_VERIFIER,
+          useFactory: (store: ConsumerStore) => new TokenVerifier(store),
+          inject: [CONSUMER_STORE],
+        },
         // Keeps the store in step with its source: Redis (pub/sub), or the file (SIGHUP, on change).
         ConsumerRegistry,
         // Global guards run in this order: who is calling, that consumer's quota (its headers go on every

@@ -130,4 +130,101 @@ describe('consumer records (the file, the Redis store and the admin API share th
     expect(again).toEqual(c);
     expect(JSON.stringify(toRecord(c))).not.toMatch(/atr_/);
   });
+
+  describe('the oidc block (end-user tokens)', () => {
+    const ISSUER = 'https://login.example.com/realms/staff';
+    it('needs no key; fills safe defaults; round-trips through toRecord', () => {
+      const c = parseConsumer(
+        { id: 'spa', upstreams: ['macro'], oidc: { issuer: ISSUER, audience: 'spa' } },
+        0,
+        KNOWN,
+      );
+      expect(c.keys).toEqual([]);
+      expect(c.tokens).toEqual({
+        issuer: ISSUER,
+        audience: ['spa'],
+        algorithms: [
+          'RS256',
+          'RS384',
+          'RS512',
+          'PS256',
+          'PS384',
+          'PS512',
+          'ES256',
+          'ES384',
+          'ES512',
+          'EdDSA',
+          'Ed25519',
+        ],
+        clockSkewSeconds: 30,
+        jwksCooldownMs: 30_000,
+        userLimits: [],
+      });
+      expect(parseConsumer(JSON.parse(JSON.stringify(toRecord(c))), 0, KNOWN)).toEqual(c);
+    });
+
+    it.each([
+      [{ issuer: ISSUER, audience: 'a', algorithms: ['none'] }, 'algorithms: "none" is not allowed'],
+      [{ issuer: ISSUER, audience: 'a', algorithms: ['HS256'] }, 'algorithms: "HS256" is not allowed'],
+      [{ issuer: ISSUER, audience: 'a', algorithms: [] }, 'algorithms: must be a non-empty array'],
+      [{ issuer: 'http://login.example.com', audience: 'a' }, 'issuer: must be an https URL'],
+      [{ issuer: ISSUER, jwksUri: 'ftp://x', audience: 'a' }, 'jwksUri: must be an https URL'],
+      [{ issuer: ISSUER }, 'audience: must be a non-empty string or array'],
+      [{ issuer: ISSUER, audience: [] }, 'audience: must be a non-empty string or array'],
+      [{ issuer: ISSUER, audience: 'a', clockSkewSeconds: -1 }, 'clockSkewSeconds: must be an integer'],
+      [{ issuer: ISSUER, audience: 'a', jwksCooldownMs: 1.5 }, 'jwksCooldownMs: must be a non-negative'],
+      [{ issuer: ISSUER, audience: 'a', secret: 'x' }, 'unknown field "secret"'],
+      [{ issuer: ISSUER, audience: 'a', userLimits: [{ name: 'm', ttlMs: 0, limit: 1 }] }, 'ttlMs must be'],
+      [{ issuer: ISSUER, audience: 'a', userLimits: {} }, 'userLimits must be an array'],
+      ['https://x', 'must be an object'],
+    ])('refuses %j', (oidc, expected) => {
+      expect(message(() => parseConsumer({ id: 'spa', upstreams: ['macro'], oidc }, 0, KNOWN))).toContain(
+        expected,
+      );
+    });
+
+    it('userLimits round-trip through toRecord', () => {
+      const c = parseConsumer(
+        {
+          id: 'spa',
+          upstreams: ['macro'],
+          oidc: {
+            issuer: ISSUER,
+            audience: 'spa',
+            userLimits: [{ name: 'per-minute', ttlMs: 60_000, limit: 5 }],
+          },
+        },
+        0,
+        KNOWN,
+      );
+      expect(c.tokens?.userLimits).toEqual([{ name: 'per-minute', ttlMs: 60_000, limit: 5 }]);
+      expect(parseConsumer(JSON.parse(JSON.stringify(toRecord(c))), 0, KNOWN)).toEqual(c);
+    });
+
+    it('http is allowed to a loopback provider only (development, tests)', () => {
+      const c = parseConsumer(
+        { id: 'dev', upstreams: ['macro'], oidc: { issuer: 'http://127.0.0.1:8080', audience: 'dev' } },
+        0,
+        KNOWN,
+      );
+      expect(c.tokens?.issuer).toBe('http://127.0.0.1:8080');
+    });
+
+    it('without keys and without oidc a consumer is refused', () => {
+      expect(message(() => parseConsumer({ id: 'x', upstreams: ['macro'] }, 0, KNOWN))).toContain(
+        'needs at least one key',
+      );
+    });
+
+    it('one issuer and audience names one consumer only; other audiences of the issuer may differ', () => {
+      const doc = (aud2: string) => ({
+        consumers: [
+          { id: 'a', upstreams: ['macro'], oidc: { issuer: ISSUER, audience: ['x', 'y'] } },
+          { id: 'b', upstreams: ['macro'], oidc: { issuer: ISSUER, audience: aud2 } },
+        ],
+      });
+      expect(parseConsumersDocument(doc('z'), KNOWN).map((c) => c.id)).toEqual(['a', 'b']);
+      expect(message(() => parseConsumersDocument(doc('y'), KNOWN))).toContain('audience "y"');
+    });
+  });
 });

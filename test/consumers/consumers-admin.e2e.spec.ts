@@ -6,6 +6,7 @@ import { captureDestination, recordSecret } from '../observability/log-capture.j
 import { testConsumer } from '../helpers/consumers.js';
 import { http, type HttpResult } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';
+import { FakeIdentityProvider } from '../helpers/identity-provider.js';
 
 const TOKEN = 'sbx_macro_consumers_admin_0b7e';
 const OPERATOR = 'operator-token-consumers-admin-61f2';
@@ -24,11 +25,13 @@ describe('admin API /admin/consumers (one gateway, consumers in memory: no Redis
   });
   afterAll(() => overrideDefaultLogDestination(captureDestination()));
   const fake = new FakeMacroUpstream({ token: TOKEN });
+  const idp = new FakeIdentityProvider();
   // The deprecated name still opens the admin API (and the console): one token, with a warning.
   const gw = withGateway({
     upstreams: { macro: { fake, token: TOKEN } },
     env: { ATRIUM_ADMIN_TOKEN: OPERATOR, LOG_LEVEL: 'info' },
     consumers: [reader],
+    servers: [idp],
   });
   const admin = (
     method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
@@ -178,6 +181,43 @@ describe('admin API /admin/consumers (one gateway, consumers in memory: no Redis
     expect((await gw.request('/macro/series/4', newKey)).status).toBe(200);
   });
 
+  it('accepts an oidc block (end-user tokens): validated, shown, in force at once, removable', async () => {
+    keyOf(await admin('POST', '', { id: 'spa', upstreams: ['macro'] }));
+    const token = await idp.sign({ sub: 'alice', aud: 'spa-client' });
+    const call = () => http(`${gw.url}/macro/series/5`, { headers: { authorization: `Bearer ${token}` } });
+    expect((await call()).status).toBe(401);
+    for (const [oidc, field] of [
+      [{ issuer: idp.issuer, audience: 'spa-client', algorithms: ['HS256'] }, 'algorithms'],
+      [{ issuer: idp.issuer, audience: 'spa-client', algorithms: ['none'] }, 'algorithms'],
+      [{ issuer: 'http://idp.example', audience: 'spa-client' }, 'issuer'],
+      [{ issuer: idp.issuer }, 'audience'],
+      [{ issuer: idp.issuer, audience: 'x', clockSkewSeconds: 3600 }, 'clockSkewSeconds'],
+      [{ issuer: idp.issuer, audience: 'x', extra: 1 }, 'unknown field'],
+    ] as const) {
+      const bad = await admin('PATCH', '/spa', { oidc });
+      expect([bad.status, bad.json().error.message]).toEqual([400, expect.stringContaining(field)]);
+    }
+    const set = await admin('PATCH', '/spa', { oidc: { issuer: idp.issuer, audience: 'spa-client' } });
+    expect(set.status).toBe(200);
+    expect(set.json().oidc).toMatchObject({
+      issuer: idp.issuer,
+      jwksUri: null,
+      audience: ['spa-client'],
+      clockSkewSeconds: 30,
+    });
+    expect(set.json().oidc.algorithms).not.toContain('HS256');
+    expect((await call()).status).toBe(200);
+    // Two consumers may not accept the same issuer and audience: a token must name one consumer.
+    const dup = await admin('POST', '', {
+      id: 'spa-twin',
+      upstreams: ['macro'],
+      oidc: { issuer: idp.issuer, audience: 'spa-client' },
+    });
+    expect([dup.status, dup.json().error.message]).toEqual([400, expect.stringContaining('spa-client')]);
+    expect((await admin('PATCH', '/spa', { oidc: null })).json().oidc).toBeNull();
+    expect((await call()).status).toBe(401);
+  });
+
   it('writes one audit line per change: who and what, never a key or a digest', async () => {
     const lines = audit();
     expect(lines.map((l) => l.action)).toEqual(
@@ -206,6 +246,7 @@ describe('admin API /admin/consumers (one gateway, consumers in memory: no Redis
       'web-app',
       'temp-app',
       'rot-app',
+      'spa',
     ]);
   });
 });

@@ -166,4 +166,31 @@ describePostgres('consumers, keys, audit and usage in PostgreSQL (two replicas, 
       await later?.close();
     }
   });
+
+  it('an oidc block (end-user tokens) is kept in the settings JSON and in force on the other replica', async () => {
+    const oidc = { issuer: 'https://login.internal.example/realms/staff', audience: ['seeded-web'] };
+    const set = await admin(fleet.urls[0], 'PATCH', '/consumers/seeded-app', { oidc });
+    expect(set.status).toBe(200);
+    const row = await db.query(
+      "SELECT settings->'oidc' AS oidc FROM atrium_consumers WHERE id = 'seeded-app'",
+    );
+    expect(row.rows[0].oidc).toEqual({
+      ...oidc,
+      algorithms: expect.arrayContaining(['RS256', 'ES256']),
+      clockSkewSeconds: 30,
+      jwksCooldownMs: 30_000,
+    });
+    await eventually(
+      async () =>
+        (await admin(fleet.urls[1], 'GET', '/consumers/seeded-app')).json().oidc?.issuer === oidc.issuer,
+      { timeoutMs: WITHIN_MS, what: 'the oidc block on replica 1' },
+    );
+    expect(
+      (await admin(fleet.urls[0], 'PATCH', '/consumers/seeded-app', { oidc: null })).json().oidc,
+    ).toBeNull();
+    const gone = await db.query(
+      "SELECT settings ? 'oidc' AS has FROM atrium_consumers WHERE id = 'seeded-app'",
+    );
+    expect(gone.rows[0].has).toBe(false);
+  });
 });

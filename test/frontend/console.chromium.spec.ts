@@ -42,10 +42,23 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
   });
   // Its key is rotated from the console (the others keep theirs for the traffic below).
   const batch = testConsumer({ id: 'nightly-batch', upstreams: new Set(['macro']) });
+  // A browser app whose users sign in with the company IdP: the console says it takes tokens, and from whom.
+  const spa = testConsumer({
+    id: 'spa-web',
+    upstreams: new Set(['macro']),
+    tokens: {
+      issuer: 'https://login.example.com/realms/staff',
+      audience: ['spa-web'],
+      algorithms: ['RS256'],
+      clockSkewSeconds: 30,
+      jwksCooldownMs: 30_000,
+      userLimits: [],
+    },
+  });
   const gw = withGateway({
     sandbox: true,
     env: { ATRIUM_OPERATOR_TOKEN: operatorKey },
-    consumers: [web, research, batch],
+    consumers: [web, research, batch, spa],
   });
   let browser: Browser;
   let page: Page;
@@ -96,6 +109,10 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
       await page.locator('[data-consumer="dashboard-web"] [data-window="per-minute"]').textContent(),
     ).toContain('600');
     expect(await page.locator('[data-consumer="research-tools"]').isVisible()).toBe(true);
+    const tokens = page.locator('[data-consumer="spa-web"] [data-field="tokens"]');
+    expect(await tokens.textContent()).toBe('tokens from login.example.com/realms/staff');
+    expect(await tokens.getAttribute('title')).toBe('audience: spa-web');
+    expect(await page.locator('[data-consumer="dashboard-web"] [data-field="tokens"]').count()).toBe(0);
     // Charts are SVG drawn by the page itself.
     expect(await page.locator('[data-upstream="macro"] svg').count()).toBeGreaterThanOrEqual(3);
     // The key lives in this tab's sessionStorage, never in the URL.

@@ -9,10 +9,19 @@ import { FakeCompanyUpstream } from '../../src/sandbox/company/fake-company.upst
 import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.js';
 import { FakeDocumentsUpstream } from '../../src/sandbox/documents/fake-documents.upstream.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
+import { SignJWT } from 'jose';
+import { parseConsumer } from '../../src/core/auth/consumer-record.js';
 import { testConsumer } from '../helpers/consumers.js';
+import { FakeIdentityProvider } from '../helpers/identity-provider.js';
 import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { captureDir } from '../observability/log-capture.js';
-import { arbitraries, EVIL, namedInterface, type FuzzRequest } from './support/fuzz-requests.js';
+import {
+  arbitraries,
+  EVIL,
+  namedInterface,
+  type FuzzRequest,
+  type FuzzTokens,
+} from './support/fuzz-requests.js';
 import { checkEnvelope } from './support/gateway-client.js';
 import { exchange, type RawResponse } from './support/raw-http.js';
 import { writeSuiteResults } from './support/results.js';
@@ -31,6 +40,7 @@ import { writeSuiteResults } from './support/results.js';
 //   4. no request to another host (a trap server counts; the fakes check Host and dot segments);
 //   5. no batch item answered by a non-proxy route, or by a route of another interface;
 //   6. every error in the envelope with x-request-id (an answer the client cannot read counts too).
+//   (and JWT shapes: every one but a valid token is refused with a 4xx, none reaches a vendor);
 // HARDENING_FUZZ_REQUESTS sets the count (default 10,000), HARDENING_FUZZ_SEED the seed.
 
 const REQUESTS = Number(process.env.HARDENING_FUZZ_REQUESTS ?? 10_000);
@@ -57,10 +67,42 @@ type Property =
   | 'gatewayKeysAtVendor'
   | 'requestsToAnotherHost'
   | 'batchItemsEscaped'
-  | 'errorsOutsideEnvelope';
+  | 'errorsOutsideEnvelope'
+  | 'refusedTokensAnswered';
 
 /** A gateway key's shape (docs/interfaces.md, Key custody), valid or not, as a vendor would receive it. */
 const GATEWAY_KEY_SHAPE = /atr_[A-Za-z0-9_-]{20,}/;
+/** An end-user token (JWT: `{"` is `eyJ`), valid or not, as a vendor would receive it. */
+const JWT_SHAPE = /eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+/;
+const JWT_AUDIENCE = 'fuzz-web';
+
+/** Tokens made with real keys: accepted ones, and every signed kind the gateway must refuse. */
+async function makeTokens(idp: FakeIdentityProvider, rogue: FakeIdentityProvider): Promise<FuzzTokens> {
+  const now = Math.floor(Date.now() / 1000);
+  const good = { aud: JWT_AUDIENCE, sub: 'fuzz-user', exp: now + 3_600 };
+  const hmac = new TextEncoder().encode(JSON.stringify(idp.publicJwk));
+  const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  return {
+    issuer: idp.issuer,
+    audience: JWT_AUDIENCE,
+    kid: idp.kid,
+    valid: [await idp.sign(good), await idp.sign({ ...good, aud: ['x', JWT_AUDIENCE] })],
+    refused: {
+      'alg none': `${b64({ alg: 'none' })}.${b64({ iss: idp.issuer, ...good })}.`,
+      'hmac with the public key': await new SignJWT({ iss: idp.issuer, ...good })
+        .setProtectedHeader({ alg: 'HS256', kid: idp.kid })
+        .sign(hmac),
+      expired: await idp.sign({ ...good, exp: now - 3_600 }),
+      'not yet valid': await idp.sign({ ...good, nbf: now + 3_600, exp: now + 7_200 }),
+      'no exp': await idp.sign({ ...good, exp: undefined }),
+      'wrong issuer': await idp.sign({ ...good, iss: 'https://login.evil.invalid' }),
+      'wrong audience': await idp.sign({ ...good, aud: 'another-app' }),
+      'another provider': await rogue.sign({ ...good, iss: idp.issuer }),
+      'another provider, same kid': await rogue.sign({ ...good, iss: idp.issuer }, { kid: idp.kid }),
+      'embedded jwk': await rogue.sign({ ...good, iss: idp.issuer }, { kid: idp.kid, jwk: rogue.publicJwk }),
+    },
+  };
+}
 
 const secret = (label: string) => `${label}-${randomBytes(12).toString('base64url')}`;
 
@@ -81,6 +123,9 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
   const documents = new FakeDocumentsUpstream(creds.documents);
   const deals = new FakeDealsUpstream({ token: creds.deals });
   const fakes: FakeUpstream[] = [macro, company, documents, deals];
+  const idp = new FakeIdentityProvider();
+  const rogueIdp = new FakeIdentityProvider();
+  let tokens: FuzzTokens;
   /** Request ids of calls a fake answered with a 5xx (an upstream 5xx the gateway may pass on). */
   const fake5xx = new Set<string>();
   let trap: Server;
@@ -97,6 +142,7 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
     requestsToAnotherHost: 0,
     batchItemsEscaped: 0,
     errorsOutsideEnvelope: 0,
+    refusedTokensAnswered: 0,
   };
   const examples: Record<string, string[]> = {};
   const kinds = new Map<string, number>();
@@ -106,6 +152,8 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
   const started = Date.now();
 
   let resends = 0;
+  /** Valid end-user tokens sent, and answered below 400 (the token path ran, not only its refusals). */
+  const validTokens = { sent: 0, answered: 0 };
   /** Facts of the run that are not violations (kept for the report). */
   function note(what: string, example: string): void {
     const list = (examples[what] ??= []);
@@ -124,7 +172,8 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
   const itemInterface = new Map<string, { path: string; iface?: string }>();
 
   beforeAll(async () => {
-    await Promise.all(fakes.map((f) => f.start()));
+    await Promise.all([...fakes.map((f) => f.start()), idp.start(), rogueIdp.start()]);
+    tokens = await makeTokens(idp, rogueIdp);
     for (const f of fakes) {
       const server = (f as unknown as { server: Server }).server;
       server.on('request', (req, res) =>
@@ -159,13 +208,23 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
     }
     const log = logFile();
     logStart = log && existsSync(log) ? statSync(log).size : 0;
-    gw = await startGateway({ env, consumers: [app.consumer] });
+    // A consumer that takes end-user tokens from the loopback IdP (found by OIDC discovery).
+    const web = parseConsumer(
+      {
+        id: 'fuzz-web',
+        upstreams: ['macro', 'company', 'documents', 'deals'],
+        oidc: { issuer: idp.issuer, audience: JWT_AUDIENCE },
+      },
+      0,
+      ['macro', 'company', 'documents', 'deals'],
+    );
+    gw = await startGateway({ env, consumers: [app.consumer, web] });
     port = Number(new URL(gw.url).port);
   }, 60_000);
 
   afterAll(async () => {
     await gw?.close();
-    await Promise.all(fakes.map((f) => f.close()));
+    await Promise.all([...fakes.map((f) => f.close()), idp.close(), rogueIdp.close()]);
     await new Promise<void>((r) => (trap ? trap.close(() => r()) : r()));
     writeSuiteResults({
       suite: 'fuzz',
@@ -182,7 +241,8 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
       examples,
       notes: [
         `seed ${SEED}; ${sent} requests, ${answers} answers, ${vendorCalls} vendor calls, ${trapHits} trap hits`,
-        `requests to another host: ${counts.requestsToAnotherHost}; batch items escaped: ${counts.batchItemsEscaped}; pipelines sent again after a closed connection: ${resends}`,
+        `valid end-user tokens: ${validTokens.answered} of ${validTokens.sent} answered below 400`,
+        `requests to another host: ${counts.requestsToAnotherHost}; batch items escaped: ${counts.batchItemsEscaped}; refused JWT shapes answered below 400 or above 499: ${counts.refusedTokensAnswered}; pipelines sent again after a closed connection: ${resends}`,
         `kinds: ${[...kinds]
           .sort((a, b) => b[1] - a[1])
           .map(([k, n]) => `${k} ${n}`)
@@ -207,6 +267,13 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
     answers++;
     const id = a.headers['x-request-id'];
     const where = `${r.kind} → ${a.status}: ${JSON.stringify(r.head.slice(0, 160))}`;
+    // Every JWT shape but the valid tokens is refused with a 4xx (401, or 403 for a refused origin).
+    if (r.kind.startsWith('jwt ') && r.kind !== 'jwt valid' && (a.status < 400 || a.status >= 500))
+      violation('refusedTokensAnswered', where);
+    if (r.kind === 'jwt valid') {
+      validTokens.sent++;
+      if (a.status < 400) validTokens.answered++;
+    }
     if (a.status >= 400 && r.method === 'HEAD') {
       // A HEAD answer has no body by definition: the request id is all it can carry.
       if (!id) violation('errorsOutsideEnvelope', `${where}: without x-request-id`);
@@ -294,7 +361,7 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
           hay.includes(ctxSecrets.metricsToken)
         )
           violation('gatewayKeysAtVendor', `${f.kind} got ${call.method} ${call.url.slice(0, 200)}`);
-        if (hay.includes(app.key) || hay.includes(EVIL))
+        if (hay.includes(app.key) || hay.includes(EVIL) || JWT_SHAPE.test(hay))
           violation(
             'consumerCredentialsAtVendor',
             `${f.kind} got ${call.method} ${call.url.slice(0, 200)} ${call.body.toString('latin1').slice(0, 200)}`,
@@ -410,6 +477,7 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
       ...ctxSecrets,
       // One operator token opens the admin API and the console.
       adminToken: ctxSecrets.operatorToken,
+      tokens,
     });
     await fc.assert(
       fc.asyncProperty(fc.array(arb, { minLength: PER_RUN, maxLength: PER_RUN }), async (reqs) => {
@@ -461,8 +529,14 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
     const violated = Object.fromEntries(
       Object.entries(examples).filter(([p]) => p in counts || p === 'prototypePollution'),
     );
-    expect({ enoughInputs: sent >= REQUESTS, ...counts, examples: violated }).toEqual({
+    expect({
+      enoughInputs: sent >= REQUESTS,
+      validTokensServed: validTokens.sent === 0 || validTokens.answered > 0,
+      ...counts,
+      examples: violated,
+    }).toEqual({
       enoughInputs: true,
+      validTokensServed: true,
       gateway5xx: 0,
       upstreamCallsForInvalidInput: 0,
       consumerCredentialsAtVendor: 0,
@@ -470,6 +544,7 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
       requestsToAnotherHost: 0,
       batchItemsEscaped: 0,
       errorsOutsideEnvelope: 0,
+      refusedTokensAnswered: 0,
       examples: {},
     });
   }, 600_000);

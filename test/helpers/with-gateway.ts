@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Consumer } from '../../src/core/auth/consumer.js';
+import { toRecord } from '../../src/core/auth/consumer-record.js';
 import { sandboxEnvFor } from '../../src/sandbox-env.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, type UpstreamName } from '../../src/upstreams/index.js';
@@ -113,6 +114,7 @@ export function writeConsumersFile(dir: string, consumers: readonly Consumer[]):
       weight: c.weight,
       reservedShare: c.reservedShare,
       corsOrigins: c.corsOrigins,
+      ...(c.tokens ? { oidc: toRecord(c).oidc } : {}),
     })),
   };
   writeFileSync(path, JSON.stringify(doc));

@@ -46,6 +46,9 @@ describe('scrubKeyPositions', () => {
     // A URL quoted inside another URL's query, and JSON quoted inside a JSON string.
     ['next=%2Fx%3Ftoken%3Dab%2Fcd%2Bef%26limit%3D1', 'next=%2Fx%3Ftoken%3D[REDACTED]%26limit%3D1'],
     ['body "{\\"sessionId\\":\\"ab\\/cd\\"}"', 'body "{\\"sessionId\\":\\"[REDACTED]\\"}"'],
+    // An end-user token (JWT) wherever it appears, not only after a key position.
+    ['jwt eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhIn0.c2lnbmF0dXJl seen', 'jwt [REDACTED] seen'],
+    ['{"id_token":"eyJhbGciOiJub25lIn0.eyJpc3MiOiJ4In0."}', '{"id_token":"[REDACTED]"}'],
   ])('%s', (input, expected) => expect(scrubKeyPositions(input)).toBe(expected));
 
   it('leaves ordinary text alone', () => {

@@ -60,8 +60,24 @@
       el('td', {}, [
         el('span', { 'data-field': 'keys', text: activeKeys(c).length + ' active ' }),
         keysButton(c.id),
+        // End-user tokens (OIDC): the browser app signs its users in with this issuer; no key in the page.
+        c.tokens
+          ? el('div', { cls: 'chips' }, [
+              el('span', {
+                cls: 'chip tokens',
+                'data-field': 'tokens',
+                title: 'audience: ' + c.tokens.audience.join(', '),
+                text: 'tokens from ' + issuerName(c.tokens.issuer),
+              }),
+            ])
+          : null,
       ]),
     ]);
+  }
+
+  // The issuer without its scheme and trailing slash (a host and a path read better in a chip).
+  function issuerName(issuer) {
+    return issuer.replace(/^https?:\/\//, '').replace(/\/+$/, '');
   }
 
   function activeKeys(c) {

@@ -6,15 +6,19 @@ import { IS_PUBLIC, UPSTREAM_ACCESS, type UpstreamAccessMeta } from './auth.deco
 import type { Consumer } from './consumer.js';
 import { extractConsumerKey } from './consumer-key.js';
 import { ConsumerStore } from './consumer-store.service.js';
+import { looksLikeJwt, TokenVerifier } from './token-verifier.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by ConsumerAuthGuard on every non-public route. */
     consumer?: Consumer;
+    /** The end user (`sub`) of an end-user token; absent for gateway keys. */
+    tokenSubject?: string;
   }
 }
 
 export const CONSUMER_STORE = Symbol('ConsumerStore');
+export const TOKEN_VERIFIER = Symbol('TokenVerifier');
 
 /** A consumer an operator disabled: its keys are known, so the answer says why instead of a bare 401. */
 export function disabled(consumer: Consumer): GatewayError {
@@ -50,9 +54,10 @@ export class ConsumerAuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     @Inject(CONSUMER_STORE) private readonly store: ConsumerStore,
+    @Inject(TOKEN_VERIFIER) private readonly tokens: TokenVerifier,
   ) {}
 
-  canActivate(ctx: ExecutionContext): boolean {
+  canActivate(ctx: ExecutionContext): boolean | Promise<boolean> {
     const handler = ctx.getHandler();
     if (
       this.reflector.get<boolean>(IS_PUBLIC, handler) ||
@@ -60,7 +65,16 @@ export class ConsumerAuthGuard implements CanActivate {
     )
       return true;
     const req = ctx.switchToHttp().getRequest<FastifyRequest>();
-    req.consumer = authenticateConsumer(this.store, extractConsumerKey(req), req.raw.socket);
+    const key = extractConsumerKey(req);
+    // A JWT that is not also a key: an end-user token, checked against the consumers that accept tokens.
+    if (key !== undefined && looksLikeJwt(key) && !this.store.authenticate(key, req.raw.socket))
+      return this.tokens.authenticate(key).then(({ consumer, subject }) => {
+        if (consumer.enabled === false) throw disabled(consumer);
+        req.consumer = consumer;
+        if (subject !== undefined) req.tokenSubject = subject;
+        return true;
+      });
+    req.consumer = authenticateConsumer(this.store, key, req.raw.socket);
     return true;
   }
 }

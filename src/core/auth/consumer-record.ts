@@ -1,5 +1,12 @@
 import { createHash, hash } from 'node:crypto';
-import type { Consumer, ConsumerKey, ConsumerLimit } from './consumer.js';
+import {
+  TOKEN_ALGORITHMS,
+  type Consumer,
+  type ConsumerKey,
+  type ConsumerLimit,
+  type ConsumerTokens,
+  type TokenAlgorithm,
+} from './consumer.js';
 
 /** One-shot: no Hash object per call (several times cheaper than createHash on the request path). */
 export function sha256(key: string): Buffer {
@@ -28,6 +35,18 @@ export interface ConsumerRecord {
   reservedShare?: number;
   corsOrigins?: string[];
   enabled?: boolean;
+  oidc?: TokensRecord;
+}
+
+/** The `oidc` block: end-user tokens from an OpenID Connect provider (docs/frontend.md). */
+export interface TokensRecord {
+  issuer: string;
+  jwksUri?: string;
+  audience: string | string[];
+  algorithms?: string[];
+  clockSkewSeconds?: number;
+  jwksCooldownMs?: number;
+  userLimits?: ConsumerLimit[];
 }
 
 type Raw = Record<string, unknown>;
@@ -48,6 +67,83 @@ function isHttpOrigin(o: string): boolean {
   }
 }
 
+/** https, or http to a loopback host only (a development or test identity provider). */
+export function isProviderUrl(v: string): boolean {
+  try {
+    const u = new URL(v);
+    if (u.protocol === 'https:') return true;
+    return u.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
+  } catch {
+    return false;
+  }
+}
+
+const DEFAULT_CLOCK_SKEW_SECONDS = 30;
+const MAX_CLOCK_SKEW_SECONDS = 300;
+/** jose's own default: an unknown `kid` refetches the JWKS at most this often. */
+const DEFAULT_JWKS_COOLDOWN_MS = 30_000;
+
+function parseTokens(raw: unknown, where: string): ConsumerTokens {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) fail(where, 'must be an object');
+  const r = raw as Raw;
+  for (const k of Object.keys(r))
+    if (
+      ![
+        'issuer',
+        'jwksUri',
+        'audience',
+        'algorithms',
+        'clockSkewSeconds',
+        'jwksCooldownMs',
+        'userLimits',
+      ].includes(k)
+    )
+      fail(where, `unknown field "${k.slice(0, 40)}"`);
+  if (typeof r.issuer !== 'string' || !isProviderUrl(r.issuer))
+    fail(`${where}.issuer`, 'must be an https URL (http only to localhost/127.0.0.1)');
+  if (r.jwksUri !== undefined && (typeof r.jwksUri !== 'string' || !isProviderUrl(r.jwksUri)))
+    fail(`${where}.jwksUri`, 'must be an https URL (http only to localhost/127.0.0.1)');
+  const audience = typeof r.audience === 'string' ? [r.audience] : r.audience;
+  if (
+    !Array.isArray(audience) ||
+    audience.length === 0 ||
+    audience.some((a) => typeof a !== 'string' || a.length === 0 || a.length > 256)
+  )
+    fail(`${where}.audience`, 'must be a non-empty string or array of strings (the client id)');
+  const algorithms = r.algorithms ?? [...TOKEN_ALGORITHMS];
+  if (!Array.isArray(algorithms) || algorithms.length === 0)
+    fail(`${where}.algorithms`, 'must be a non-empty array');
+  for (const a of algorithms)
+    if (typeof a !== 'string' || !(TOKEN_ALGORITHMS as readonly string[]).includes(a))
+      fail(
+        `${where}.algorithms`,
+        `"${String(a).slice(0, 20)}" is not allowed (asymmetric only: ${TOKEN_ALGORITHMS.join(', ')}; never none or HS*)`,
+      );
+  const skew = r.clockSkewSeconds ?? DEFAULT_CLOCK_SKEW_SECONDS;
+  if (!Number.isInteger(skew) || (skew as number) < 0 || (skew as number) > MAX_CLOCK_SKEW_SECONDS)
+    fail(`${where}.clockSkewSeconds`, `must be an integer from 0 to ${MAX_CLOCK_SKEW_SECONDS}`);
+  const cooldown = r.jwksCooldownMs ?? DEFAULT_JWKS_COOLDOWN_MS;
+  if (!Number.isInteger(cooldown) || (cooldown as number) < 0)
+    fail(`${where}.jwksCooldownMs`, 'must be a non-negative integer');
+  const userLimits =
+    r.userLimits === undefined
+      ? []
+      : Array.isArray(r.userLimits)
+        ? r.userLimits.map((l, i) => parseLimit(l, `${where}.userLimits[${i}]`))
+        : fail(where, 'userLimits must be an array');
+  if (new Set(userLimits.map((l) => l.name)).size !== userLimits.length)
+    fail(`${where}.userLimits`, 'window names must be unique');
+  return {
+    issuer: r.issuer,
+    ...(r.jwksUri !== undefined ? { jwksUri: r.jwksUri } : {}),
+    audience: audience as string[],
+    algorithms: [...new Set(algorithms as TokenAlgorithm[])],
+    clockSkewSeconds: skew as number,
+    jwksCooldownMs: cooldown as number,
+    userLimits,
+  };
+}
+
 function parseLimit(raw: unknown, where: string): ConsumerLimit {
   if (typeof raw !== 'object' || raw === null) fail(where, 'must be an object');
   const r = raw as Raw;
@@ -64,7 +160,7 @@ function parseTime(v: unknown, where: string): number | undefined {
   return ms;
 }
 
-function parseKeys(r: Raw, where: string): ConsumerKey[] {
+function parseKeys(r: Raw, where: string, keyless: boolean): ConsumerKey[] {
   const keys: ConsumerKey[] = [];
   if (r.keyHashes !== undefined) {
     if (!Array.isArray(r.keyHashes)) fail(where, 'keyHashes must be an array');
@@ -96,7 +192,8 @@ function parseKeys(r: Raw, where: string): ConsumerKey[] {
       });
     });
   }
-  if (keys.length === 0) fail(where, 'needs at least one key (keyHashes or keys)');
+  if (keys.length === 0 && !keyless)
+    fail(where, 'needs at least one key (keyHashes or keys) or an oidc block');
   const ids = new Set<string>();
   for (const k of keys) {
     if (ids.has(k.id)) fail(where, `key id "${k.id}" is used twice`);
@@ -112,7 +209,9 @@ export function parseConsumer(raw: unknown, index: number, knownUpstreams: reado
   if (typeof r.id !== 'string' || !/^[A-Za-z0-9._-]{1,64}$/.test(r.id))
     fail(`consumers[${index}].id`, 'must be 1–64 characters of A-Z a-z 0-9 . _ -');
   const where = `consumer "${r.id}"`;
-  const keys = parseKeys(r, where);
+  // `null` removes the block (an admin PATCH).
+  const tokens = r.oidc === undefined || r.oidc === null ? undefined : parseTokens(r.oidc, `${where}.oidc`);
+  const keys = parseKeys(r, where, tokens !== undefined);
   if (!Array.isArray(r.upstreams) || r.upstreams.length === 0)
     fail(where, 'upstreams must be a non-empty array');
   for (const u of r.upstreams)
@@ -147,6 +246,7 @@ export function parseConsumer(raw: unknown, index: number, knownUpstreams: reado
     weight,
     reservedShare,
     corsOrigins: corsOrigins as string[],
+    ...(tokens ? { tokens } : {}),
   };
 }
 
@@ -155,13 +255,26 @@ export function keysOf(c: Consumer): readonly ConsumerKey[] {
   return c.keys ?? c.keyHashes.map((hash) => ({ id: keyIdOf(hash), hash }));
 }
 
-/** Whole-set rules: unique ids, and no key shared by two consumers (or twice by one). */
+/**
+ * Whole-set rules: unique ids, no key shared by two consumers (or twice by one), and no (issuer, audience)
+ * accepted by two consumers: a token must name exactly one consumer.
+ */
 export function checkConsumerSet(list: readonly Consumer[]): void {
   const ids = new Set<string>();
   const hashes = new Set<string>();
+  const audiences = new Map<string, string>();
   for (const c of list) {
     if (ids.has(c.id)) throw new ConsumersFileError(`consumers file: duplicate consumer id "${c.id}"`);
     ids.add(c.id);
+    for (const aud of c.tokens?.audience ?? []) {
+      const at = JSON.stringify([c.tokens!.issuer, aud]);
+      const other = audiences.get(at);
+      if (other !== undefined && other !== c.id)
+        throw new ConsumersFileError(
+          `consumers file: consumer "${c.id}" accepts tokens for audience "${aud}" of ${c.tokens!.issuer}, as "${other}" does`,
+        );
+      audiences.set(at, c.id);
+    }
     for (const k of keysOf(c)) {
       const hex = k.hash.toString('hex');
       if (hashes.has(hex))
@@ -199,5 +312,20 @@ export function toRecord(c: Consumer): ConsumerRecord {
     reservedShare: c.reservedShare,
     corsOrigins: [...c.corsOrigins],
     enabled: c.enabled !== false,
+    ...(c.tokens ? { oidc: tokensRecord(c.tokens) } : {}),
+  };
+}
+
+function tokensRecord(t: ConsumerTokens): TokensRecord {
+  return {
+    issuer: t.issuer,
+    ...(t.jwksUri !== undefined ? { jwksUri: t.jwksUri } : {}),
+    audience: [...t.audience],
+    algorithms: [...t.algorithms],
+    clockSkewSeconds: t.clockSkewSeconds,
+    jwksCooldownMs: t.jwksCooldownMs,
+    ...(t.userLimits.length > 0
+      ? { userLimits: t.userLimits.map((l) => ({ name: l.name, ttlMs: l.ttlMs, limit: l.limit })) }
+      : {}),
   };
 }

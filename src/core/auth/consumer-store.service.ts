@@ -40,6 +40,8 @@ interface KeyEntry {
 interface Index {
   readonly byHash: Map<string, KeyEntry>;
   readonly byId: Map<string, Consumer>;
+  /** Consumers that accept end-user tokens, by the issuer they accept them from. */
+  readonly byIssuer: Map<string, Consumer[]>;
 }
 
 interface Digest {
@@ -60,12 +62,18 @@ function sameKey(a: string, b: string): boolean {
 function indexOf(consumers: readonly Consumer[]): Index {
   const byHash = new Map<string, KeyEntry>();
   const byId = new Map<string, Consumer>();
+  const byIssuer = new Map<string, Consumer[]>();
   for (const c of consumers) {
     byId.set(c.id, c);
+    if (c.tokens) {
+      const list = byIssuer.get(c.tokens.issuer);
+      if (list) list.push(c);
+      else byIssuer.set(c.tokens.issuer, [c]);
+    }
     for (const k of keysOf(c))
       byHash.set(k.hash.toString('base64'), { consumer: c, digest: k.hash, expiresAt: k.expiresAt });
   }
-  return { byHash, byId };
+  return { byHash, byId, byIssuer };
 }
 
 /**
@@ -119,6 +127,11 @@ export class ConsumerStore {
     if (!hit || !timingSafeEqual(hit.digest, digest)) return undefined;
     if (hit.expiresAt !== undefined && hit.expiresAt <= this.clock.now()) return undefined;
     return hit.consumer;
+  }
+
+  /** The consumers that accept end-user tokens from this issuer (exact `iss`); none → empty. */
+  acceptingTokensFrom(issuer: string): readonly Consumer[] {
+    return this.index.byIssuer.get(issuer) ?? [];
   }
 
   get(id: string): Consumer | undefined {

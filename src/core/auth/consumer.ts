@@ -11,6 +11,43 @@ export interface ConsumerKey {
   readonly createdAt?: number;
 }
 
+/**
+ * Asymmetric JWS algorithms a consumer may accept end-user tokens with. Never `none`, never HMAC (`HS*`):
+ * an HMAC token's "secret" would be the provider's public key, which anyone can read from its JWKS.
+ */
+export const TOKEN_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
+
+export type TokenAlgorithm = (typeof TOKEN_ALGORITHMS)[number];
+
+/** End-user tokens (JWTs) from an OpenID Connect provider that a consumer accepts (`oidc` in its record). */
+export interface ConsumerTokens {
+  /** The provider's issuer: the token's `iss` must equal it; discovery is read from under it. */
+  readonly issuer: string;
+  /** The JWKS URL; absent → `jwks_uri` of `<issuer>/.well-known/openid-configuration`. */
+  readonly jwksUri?: string;
+  /** The token's `aud` must hold one of these (the app's client id at the provider). */
+  readonly audience: readonly string[];
+  readonly algorithms: readonly TokenAlgorithm[];
+  /** Leeway for `exp` and `nbf`. */
+  readonly clockSkewSeconds: number;
+  /** After a JWKS fetch, an unknown `kid` triggers another only after this long (provider key rotation). */
+  readonly jwksCooldownMs: number;
+  /** Quota windows per end user (the token's `sub`), inside the consumer's own `limits`; empty → none. */
+  readonly userLimits: readonly ConsumerLimit[];
+}
+
 /** An internal app allowed to call the gateway: from the consumers file or the admin API (see README). */
 export interface ConsumerLimit {
   /** Name of the window, e.g. `per-second`. */
@@ -42,6 +79,8 @@ export interface Consumer {
    * is allowed too. Never read from the consumers file, so production CORS stays an explicit list.
    */
   readonly corsAnyLocalPort?: boolean;
+  /** End-user tokens this consumer accepts besides its keys (absent: keys only). */
+  readonly tokens?: ConsumerTokens;
 }
 
 /** Where consumers' keys may arrive, in the order they are looked for. */

@@ -3,13 +3,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { CONSUMER_STORE } from '../auth/consumer-auth.guard.js';
 import { extractConsumerKey } from '../auth/consumer-key.js';
+import { claimedConsumer, looksLikeJwt } from '../auth/token-verifier.js';
 import type { Consumer } from '../auth/consumer.js';
 import type { ConsumerStore } from '../auth/consumer-store.service.js';
 import { GatewayError } from '../errors/gateway-error.js';
 
 /**
  * Response headers a browser app may read: request id, cache state and validators, view completeness,
- * rate-limit state, file names.
+ * rate-limit state, file names, and why a token was refused (a page renews its sign-in on "token expired").
  */
 export const CORS_EXPOSED_HEADERS = [
   'x-request-id',
@@ -24,6 +25,7 @@ export const CORS_EXPOSED_HEADERS = [
   'ratelimit-remaining',
   'ratelimit-reset',
   'content-disposition',
+  'www-authenticate',
 ] as const;
 
 /**
@@ -165,7 +167,12 @@ export class CorsPolicy {
     // The origin is allowed for someone; from here on the browser may read the answer, errors included.
     this.allow(reply, origin);
     const key = extractConsumerKey(req);
-    const consumer = key === undefined ? undefined : this.store.authenticate(key);
+    let consumer = key === undefined ? undefined : this.store.authenticate(key);
+    if (consumer === undefined && key !== undefined && looksLikeJwt(key)) {
+      // The consumer a token names (not yet verified: the guard does that): only ever a cause to refuse.
+      const claimed = claimedConsumer(this.store, key);
+      if (typeof claimed !== 'string') consumer = claimed;
+    }
     // No or an unknown key: the guard answers 401 (readable by the page). A known key must list the origin.
     if (consumer && !this.allows(consumer.id, origin)) {
       fail(

@@ -8,6 +8,8 @@ export interface GatewayErrorDetails {
   retryAfterSeconds?: number;
   /** The request parameter at fault (validation). */
   parameter?: string;
+  /** `WWW-Authenticate` of a 401 (RFC 6750 `error`, `error_description`); absent → the plain challenge. */
+  authChallenge?: string;
   /** Marks an error that came from a real upstream answer (as opposed to the gateway's own decision). */
   fromUpstream?: boolean;
   cause?: unknown;
@@ -23,6 +25,7 @@ export class GatewayError extends Error {
   readonly upstreamCode?: string | number;
   readonly retryAfterSeconds?: number;
   readonly parameter?: string;
+  readonly authChallenge?: string;
   readonly fromUpstream: boolean;
 
   constructor(code: ErrorCode, details: GatewayErrorDetails = {}) {
@@ -39,6 +42,7 @@ export class GatewayError extends Error {
     this.upstreamCode = details.upstreamCode;
     this.retryAfterSeconds = details.retryAfterSeconds;
     this.parameter = details.parameter;
+    this.authChallenge = details.authChallenge;
     this.fromUpstream = details.fromUpstream ?? false;
   }
 
@@ -68,6 +72,7 @@ export class GatewayError extends Error {
       upstreamCode: details.upstreamCode,
       retryAfterSeconds: details.retryAfterSeconds,
       parameter: details.parameter,
+      authChallenge: details.authChallenge,
       fromUpstream: details.fromUpstream ?? false,
     };
     return Object.assign(e, fields);

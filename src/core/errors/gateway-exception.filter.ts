@@ -179,7 +179,7 @@ export class GatewayExceptionFilter implements ExceptionFilter {
   private answerOf(err: GatewayError, ctx: ErrorContext): ErrorAnswer {
     const headers: Record<string, string> = {};
     if (err.retryAfterSeconds !== undefined) headers['retry-after'] = String(err.retryAfterSeconds);
-    if (err.status === 401) headers['www-authenticate'] = 'Bearer realm="atrium"';
+    if (err.status === 401) headers['www-authenticate'] = err.authChallenge ?? 'Bearer realm="atrium"';
     const ext = this.shapes.forUrl(ctx.url);
     let body: string;
     if (wantsXml(ctx.format, ctx.accept)) {

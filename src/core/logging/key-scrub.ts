@@ -13,6 +13,8 @@ const JSON_FIELD =
 const JSON_FIELD_ESCAPED =
   /\\"(token|sessionId|password|authorization|x-api-key|apiKey|access_token)\\"(\s*:\s*)\\"(?:[^"\\]|\\[^"])*\\"/gi;
 const BEARER = /\b(bearer)\s+[A-Za-z0-9._~+/=-]{6,}/gi;
+// An end-user token (JWT) anywhere in a text: its header and payload are base64url JSON (`eyJ` is `{"`).
+const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
 
 /**
  * Masks every consumer-key position in a piece of free text (a log message, an error stack). Structured log
@@ -27,5 +29,6 @@ export function scrubKeyPositions(text: string): string {
     .replace(QUERY_PARAM, (_m, pre: string, name: string, eq: string) => `${pre}${name}${eq}${MASK}`)
     .replace(JSON_FIELD, (_m, name: string, sep: string) => `"${name}"${sep}"${MASK}"`)
     .replace(JSON_FIELD_ESCAPED, (_m, name: string, sep: string) => `\\"${name}\\"${sep}\\"${MASK}\\"`)
-    .replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`);
+    .replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`)
+    .replace(JWT, MASK);
 }

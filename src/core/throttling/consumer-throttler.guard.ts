@@ -18,6 +18,7 @@ import {
   type QuotaVerdict,
   type QuotaWindow,
 } from './quota-storage.js';
+import { admitUser } from './user-quota.js';
 
 /** Everything about a consumer's quota that can be worked out once, not per request. */
 interface ConsumerPlan {
@@ -104,10 +105,13 @@ export class ConsumerThrottlerGuard extends ThrottlerGuard {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
-    const consumer = http.getRequest<FastifyRequest>().consumer;
+    const req = http.getRequest<FastifyRequest>();
+    const consumer = req.consumer;
     if (consumer === undefined) return true;
     const access = this.reflector.get<UpstreamAccessMeta | undefined>(UPSTREAM_ACCESS, context.getHandler());
     await this.admit(consumer, http.getResponse<FastifyReply>(), access?.upstream ?? 'gateway');
+    // An end-user token's own windows (oidc.userLimits), inside the consumer's.
+    if (req.tokenSubject !== undefined && this.multi) await admitUser(this.multi, consumer, req.tokenSubject);
     return true;
   }
 

@@ -35,6 +35,24 @@ export interface FuzzContext {
   operatorToken: string;
   metricsToken: string;
   bodyLimit: number;
+  /** End-user tokens (JWT shapes) to send; absent → none. */
+  tokens?: FuzzTokens;
+}
+
+/** Tokens made with real keys before the run (signing is asynchronous; generators are not). */
+export interface FuzzTokens {
+  /** The issuer and audience a consumer accepts tokens for. */
+  issuer: string;
+  audience: string;
+  /** The provider's current `kid`. */
+  kid: string;
+  /** Tokens the gateway accepts. */
+  valid: readonly string[];
+  /**
+   * Signed tokens it must refuse (alg none, HMAC keyed with the public key, expired, not yet valid, wrong
+   * issuer or audience, another provider's key, an embedded `jwk`, a `jku` to the trap…), by name.
+   */
+  refused: Readonly<Record<string, string>>;
 }
 
 export const EVIL = 'EVILx';
@@ -807,7 +825,10 @@ export function arbitraries(ctx: FuzzContext) {
       return dirtyReq(get('/'));
     });
 
+  const jwt = ctx.tokens ? jwtRequests(ctx, ctx.tokens, routeOf, fillPath) : undefined;
+
   return fc.oneof(
+    ...(jwt ? [{ weight: 6, arbitrary: jwt }] : []),
     { weight: 30, arbitrary: proxyGet },
     { weight: 10, arbitrary: proxyWrite },
     { weight: 8, arbitrary: batch },
@@ -816,4 +837,101 @@ export function arbitraries(ctx: FuzzContext) {
     { weight: 8, arbitrary: traversalPath },
     { weight: 8, arbitrary: dirty },
   );
+}
+
+const B64URL = [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'];
+const b64 = (v: unknown): string =>
+  Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+
+/**
+ * Bearer values shaped like JWTs, at every position a key is read from: the tokens made with real keys
+ * (accepted and refused), and unsigned shapes — malformed parts, hostile headers (`alg` none or HMAC or an
+ * array, `kid` traversal or huge, `jku`/`x5u` to the trap, `crit`, `b64: false`), odd claims (numbers for
+ * strings, an object audience, a JSON array payload), and headers of 8–36 KiB.
+ */
+function jwtRequests(
+  ctx: FuzzContext,
+  tokens: FuzzTokens,
+  routeOf: (want: (r: RouteDefinition) => boolean) => fc.Arbitrary<[Iface, RouteDefinition, string]>,
+  fillPath: (route: RouteDefinition, prefix: string, seg: string[]) => string,
+): fc.Arbitrary<FuzzRequest> {
+  const claims = { iss: tokens.issuer, aud: tokens.audience, sub: 'fuzz', exp: 4_102_444_800 };
+  const part = fc.string({ unit: fc.constantFrom(...B64URL), maxLength: 48 });
+  const header = fc.constantFrom<Record<string, unknown> | string>(
+    { alg: 'none', typ: 'JWT' },
+    { alg: 'NONE' },
+    { alg: 'HS256', kid: tokens.kid },
+    { alg: 'RS256', kid: tokens.kid },
+    { alg: 'RS256', kid: '../../../../etc/passwd' },
+    { alg: 'RS256', kid: 'k'.repeat(4_000) },
+    { alg: 'RS256', kid: { $ne: null } },
+    { alg: ['RS256'] },
+    { alg: 'RS256', jku: `http://${ctx.trap}/jwks` },
+    { alg: 'RS256', x5u: `http://${ctx.trap}/cert` },
+    { alg: 'RS256', crit: ['exp'], exp: 1 },
+    { alg: 'RS256', b64: false, crit: ['b64'] },
+    { alg: 'RS256', zip: 'DEF' },
+    '{"alg":"RS256","__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}}',
+    {},
+  );
+  const payload = fc.constantFrom<unknown>(
+    claims,
+    { ...claims, iss: 123 },
+    { ...claims, iss: `${tokens.issuer}/` },
+    { ...claims, aud: { [tokens.audience]: true } },
+    { ...claims, aud: [] },
+    { ...claims, exp: 'never' },
+    { ...claims, nbf: 'now' },
+    [claims],
+    'not json',
+    'null',
+  );
+  const unsigned = fc
+    .tuple(header, payload, fc.oneof(fc.constant(''), part, fc.constant('==')))
+    .map(([h, p, sig]) => ({
+      name: `unsigned ${typeof h === 'string' ? 'proto' : JSON.stringify(h.alg ?? 'no-alg')}`,
+      value: `${b64(h)}.${b64(typeof p === 'string' ? p : JSON.stringify(p))}.${sig}`,
+    }));
+  const malformed = fc
+    .array(part, { minLength: 2, maxLength: 5 })
+    .map((parts) => ({ name: 'malformed', value: parts.join('.') }));
+  const huge = fc.integer({ min: 8_000, max: 36_000 }).map((n) => ({
+    name: 'huge header',
+    value: `${b64({ alg: 'RS256', kid: tokens.kid, pad: 'p'.repeat(n) })}.${b64(claims)}.${'s'.repeat(86)}`,
+  }));
+  const value = fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom(...tokens.valid).map((v) => ({ name: 'valid', value: v })) },
+    {
+      weight: 4,
+      arbitrary: fc.constantFrom(...Object.entries(tokens.refused)).map(([name, v]) => ({ name, value: v })),
+    },
+    { weight: 3, arbitrary: unsigned },
+    { weight: 2, arbitrary: malformed },
+    { weight: 1, arbitrary: huge },
+  );
+  const placement = fc.constantFrom('bearer', 'raw', 'x-api-key', 'query', 'bearer+origin');
+  return fc
+    .tuple(
+      routeOf((r) => r.method === 'GET'),
+      value,
+      placement,
+    )
+    .map(([[, route, prefix], v, where]) => {
+      let target = fillPath(route, prefix, ['TB1207']);
+      const headers: string[] = [];
+      if (where === 'query') target += `?token=${v.value}`;
+      else if (where === 'x-api-key') headers.push(`X-API-Key: ${v.value}`);
+      else if (where === 'raw') headers.push(`Authorization: ${v.value}`);
+      else headers.push(`Authorization: Bearer ${v.value}`);
+      if (where === 'bearer+origin') headers.push('Origin: http://evil.invalid');
+      const lines = [`GET ${target} HTTP/1.1`, 'Host: 127.0.0.1', ...headers, 'X-Request-Id: {RID}'];
+      return {
+        kind: `jwt ${v.name}`,
+        method: 'GET',
+        head: lines.join('\r\n') + '\r\n\r\n',
+        body: Buffer.alloc(0),
+        dirty: false,
+        expect: 1,
+      };
+    });
 }
