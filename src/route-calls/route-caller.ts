@@ -7,7 +7,7 @@ import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.
 import { unsafePathReason } from '../core/http/path-safety.js';
 import { toQueryObject, type QueryPairs } from '../core/http/query-string.js';
 import { QueryValidationPipe } from '../core/http/query-validation.pipe.js';
-import { ConsumerThrottlerGuard } from '../core/throttling/consumer-throttler.guard.js';
+import { ConsumerQuota } from '../core/throttling/consumer-quota.service.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 import { RequestObserver } from '../metrics/request-observer.js';
 import { WRITE_METHODS, type ProxyResponse, type RouteDefinition } from '../proxy/pipeline.types.js';
@@ -59,7 +59,7 @@ export class RouteCaller {
 
   constructor(
     private readonly proxy: ProxyService,
-    private readonly quota: ConsumerThrottlerGuard,
+    private readonly quota: ConsumerQuota,
     private readonly filter: GatewayExceptionFilter,
     private readonly queries: QueryValidationPipe,
     private readonly observer: RequestObserver,
