@@ -55,7 +55,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * CORS per consumer (architecture §2). A preflight carries no key, so it is allowed when the origin is in
+ * CORS per consumer (each consumer names the browser origins it serves). A preflight carries no key, so it is allowed when the origin is in
  * ANY consumer's list; the real request is then allowed only when the authenticated consumer lists the
  * origin. Answers echo the origin (never `*`, since credentials are allowed) and vary on it. Runs in the
  * Fastify onRequest hook: preflights never reach auth, routing or an upstream.
