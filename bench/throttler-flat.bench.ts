@@ -29,10 +29,8 @@ import { ConsumerStore } from '../src/core/auth/consumer-store.service.js';
 import { ErrorShapeRegistry } from '../src/core/errors/error-shape.registry.js';
 import { GatewayExceptionFilter } from '../src/core/errors/gateway-exception.filter.js';
 import { SecretRedactor } from '../src/core/logging/secret-redactor.js';
-import {
-  CONSUMER_THROTTLER_METRICS,
-  ConsumerThrottlerGuard,
-} from '../src/core/throttling/consumer-throttler.guard.js';
+import { CONSUMER_THROTTLER_METRICS, ConsumerQuota } from '../src/core/throttling/consumer-quota.service.js';
+import { ConsumerThrottlerGuard } from '../src/core/throttling/consumer-throttler.guard.js';
 import { FixedWindowThrottlerStorage } from '../src/core/throttling/fixed-window.storage.js';
 import { RedisFixedWindowThrottlerStorage } from '../src/core/throttling/redis-window.storage.js';
 import { createRedisClient } from '../src/redis/redis.module.js';
@@ -109,6 +107,7 @@ class BenchModule {
             }),
           },
         },
+        ConsumerQuota,
         ConsumerThrottlerGuard,
         { provide: APP_GUARD, useExisting: ConsumerThrottlerGuard },
       );

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { unsafePathReason } from './core/http/path-safety.js';
 import type { IncomingMessage, Server } from 'node:http';
-import { ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type {
   FastifyError,
@@ -22,7 +21,6 @@ import { GatewayExceptionFilter } from './core/errors/gateway-exception.filter.j
 import { AllowedMethods } from './core/http/allowed-methods.js';
 import { installCompression } from './core/http/compression.js';
 import { fastifyQueryParser } from './core/http/query-string.js';
-import { VALIDATOR_OPTIONS, validationError } from './core/http/query-validator.js';
 import { setupDocs } from './docs/docs.setup.js';
 import { RequestObserver } from './metrics/request-observer.js';
 import type { RequestTrace } from './core/tracing/trace-context.js';
@@ -194,13 +192,6 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
     done();
   });
 
-  app.useGlobalPipes(
-    new ValidationPipe({
-      transform: true,
-      ...VALIDATOR_OPTIONS,
-      exceptionFactory: validationError,
-    }),
-  );
   setupDocs(app);
   return app;
 }

@@ -23,8 +23,8 @@ function refuse(parameter: string, message: string): GatewayError {
  * would run `/metrics`. So anything those steps would rewrite is refused here, per item and before anything
  * runs — dot segments in any encoding, backslashes, encoded separators, NULs, a `#`, invalid
  * percent-encoding — and what is left is the list of segments the router would see. The batch then runs
- * the canonical path rebuilt from these segments, never the path as written (architecture §13, "internal
- * sub-requests").
+ * the canonical path rebuilt from these segments, never the path as written (an item must not reach a
+ * route the router would not give it).
  */
 export function readItemPath(path: string, parameter: string): ItemPath {
   if (path.includes('#')) throw refuse(parameter, 'a path must not contain "#" (send it as %23).');

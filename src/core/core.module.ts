@@ -1,5 +1,5 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import type { Consumer } from './auth/consumer.js';
 import {
   ConsumerAuthGuard,
@@ -12,11 +12,15 @@ import { ConsumerStore } from './auth/consumer-store.service.js';
 import { TokenVerifier } from './auth/token-verifier.js';
 import { ErrorShapeRegistry } from './errors/error-shape.registry.js';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter.js';
+import { QueryValidationPipe } from './http/query-validation.pipe.js';
 import { SecretRedactor } from './logging/secret-redactor.js';
 import { ConsumerThrottlerGuard } from './throttling/consumer-throttler.guard.js';
 import { ConsumerThrottlingModule } from './throttling/throttling.module.js';
 
-/** Cross-cutting parts every module uses: consumers and the global guard, the error filter, redaction. */
+/**
+ * Cross-cutting parts every module uses: consumers and the global guards, the query pipe, the error filter,
+ * redaction.
+ */
 @Global()
 @Module({})
 export class CoreModule {
@@ -41,6 +45,9 @@ export class CoreModule {
         { provide: APP_GUARD, useClass: ConsumerAuthGuard },
         { provide: APP_GUARD, useExisting: ConsumerThrottlerGuard },
         { provide: APP_GUARD, useClass: UpstreamAccessGuard },
+        // The query parameters of every route, checked by the one compiled validator per route.
+        QueryValidationPipe,
+        { provide: APP_PIPE, useExisting: QueryValidationPipe },
         GatewayExceptionFilter,
         { provide: APP_FILTER, useExisting: GatewayExceptionFilter },
       ],
@@ -51,6 +58,7 @@ export class CoreModule {
         CONSUMER_STORE,
         ConsumerRegistry,
         GatewayExceptionFilter,
+        QueryValidationPipe,
       ],
     };
   }

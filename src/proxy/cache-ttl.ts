@@ -3,7 +3,7 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 /**
- * TTL classes the route tables use beside each route (architecture §4). Config may override per family;
+ * TTL classes the route tables use beside each route (how long each family of data stays true). Config may override per family;
  * these are the defaults.
  */
 export const CACHE_TTL = {

@@ -7,7 +7,7 @@ import type { ProxyRequest } from './pipeline.types.js';
 export type CredentialStrip = (req: ProxyRequest) => void;
 
 /**
- * The request side of key custody (architecture §13): parameters named like a credential, compared the way
+ * The request side of key custody (no consumer key ever reaches a vendor): parameters named like a credential, compared the way
  * any vendor stack will read the name (`normalizeParamName`: case, `[]`/`[0]`, leading spaces and control
  * characters, NUL tails, dots), go from the query and from a write body's form pairs or top-level JSON
  * members; credential headers go whatever an earlier stage did. The same superset for every upstream: the

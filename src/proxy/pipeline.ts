@@ -11,7 +11,6 @@ import { cacheStage } from './stages/cache.stage.js';
 import { credentialsStage } from './stages/credentials.stage.js';
 import { keyEchoStage } from './stages/key-echo.stage.js';
 import { normalizeStage } from './stages/normalize.stage.js';
-import { retryStage } from './stages/retry.stage.js';
 import { refusalOf, upstreamLimitStage } from './stages/upstream-limit.stage.js';
 import { upstreamMetricsStage } from './stages/upstream-metrics.stage.js';
 import type { UpstreamDefinition } from './upstream-definition.js';
@@ -35,13 +34,13 @@ export interface PipelineParts {
  */
 export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: PipelineParts) {
   const { name } = def;
-  // One limiter per upstream: the limit stage takes a token per call, the retry stage one per retry, and
-  // the signed-link pipeline spends the same budget.
+  // One limiter per upstream: the limit stage takes a token per attempt (retries included), and the
+  // signed-link pipeline spends the same budget.
   const limiter = p.limits.limiterFor(def);
   const retry = p.limits.retrySettings(name);
   const cache = { upstream: name, routes: def.routes, ...p.cache.stageOptions(name) };
-  // Usage counts the shield's refusals and tracing times the budget wait: both wrap the limiter's gate, which
-  // the retry stage passes through too (pipeline-extensions.ts: modules above proxy/ fill these in).
+  // Usage counts the shield's refusals and tracing times the budget wait: both wrap the limiter's gate
+  // (pipeline-extensions.ts: modules above proxy/ fill these in).
   const counted = p.usage.limitOptions(
     { gate: limiter, onRateLimited: p.limits.rateLimitedRecorder(name) },
     name,
@@ -64,20 +63,22 @@ export function buildPipelines(def: UpstreamDefinition, transport: Handler, p: P
       // Cache and coalescing; a miss with nothing stale to fall back on is refused there while the upstream
       // is refusing every call.
       cacheStage({ ...cache, refuse: refusalOf(limit) }),
-      upstreamLimitStage(limit),
+      // Each attempt, retries included, is admitted by the limiter and runs every stage below afresh.
+      upstreamLimitStage({
+        ...limit,
+        retry: {
+          attempts: retry.attempts,
+          baseMs: retry.baseMs,
+          maxBackoffMs: retry.maxBackoffMs,
+          budget: new RetryBudget({ ratio: retry.budgetRatio }),
+          onRetry: p.limits.retryRecorder(name),
+        },
+      }),
       keyEchoStage({
         ...echo,
         links: new LinkRewriter({ upstream: name, baseUrl: def.transport.baseUrl, signer: p.signer }),
       }),
       credentialsStage({ credentials: def.credentials, ...keys }),
-      retryStage({
-        attempts: retry.attempts,
-        baseMs: retry.baseMs,
-        maxBackoffMs: retry.maxBackoffMs,
-        budget: new RetryBudget({ ratio: retry.budgetRatio }),
-        gate: limit.gate,
-        onRetry: p.limits.retryRecorder(name),
-      }),
       upstreamMetricsStage({ record }),
       ...vendorCall,
       normalizeStage(errors),

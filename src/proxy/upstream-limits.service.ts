@@ -53,8 +53,8 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
   }
 
   /**
-   * The limiter of an upstream, built once from its config: the pipeline shares it between the limit and
-   * retry stages (and the signed-link pipeline), so each call and each retry spends one budget.
+   * The limiter of an upstream, built once from its config: the limit stage admits every attempt through it
+   * (retries included), as does the signed-link pipeline, so each call and each retry spends one budget.
    */
   limiterFor(def: UpstreamDefinition): UpstreamLimiter {
     const u = this.config.upstreams[def.name];
@@ -105,7 +105,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
     return limiter;
   }
 
-  /** The retry settings of an upstream's retry stage. */
+  /** The retry settings of an upstream's limit stage. */
   retrySettings(upstream: string): UpstreamLimitsConfig['retry'] {
     const u = this.config.upstreams[upstream];
     if (!u) throw new Error(`limits: no configuration for upstream ${upstream}`);
@@ -118,7 +118,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
     return () => c.inc();
   }
 
-  /** Counts the retries of the retry stage. */
+  /** Counts the retries of the limit stage. */
   retryRecorder(upstream: string): () => void {
     const c = this.retries.labels({ upstream });
     return () => c.inc();

@@ -6,8 +6,8 @@ import { GatewayError } from '../core/errors/gateway-error.js';
 import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.js';
 import { unsafePathReason } from '../core/http/path-safety.js';
 import { toQueryObject, type QueryPairs } from '../core/http/query-string.js';
-import { compileQueryValidator, type QueryValidator } from '../core/http/query-validator.js';
-import { ConsumerThrottlerGuard } from '../core/throttling/consumer-throttler.guard.js';
+import { QueryValidationPipe } from '../core/http/query-validation.pipe.js';
+import { ConsumerQuota } from '../core/throttling/consumer-quota.service.js';
 import type { RequestTrace } from '../core/tracing/trace-context.js';
 import { RequestObserver } from '../metrics/request-observer.js';
 import { WRITE_METHODS, type ProxyResponse, type RouteDefinition } from '../proxy/pipeline.types.js';
@@ -54,14 +54,14 @@ export interface RouteCallResult {
  */
 @Injectable()
 export class RouteCaller {
-  private readonly validators = new Map<RouteDefinition, QueryValidator | undefined>();
   /** One config object per route: the request metrics bind the route's series to it. */
   private readonly configs = new Map<RouteDefinition, AtriumRouteConfig>();
 
   constructor(
     private readonly proxy: ProxyService,
-    private readonly quota: ConsumerThrottlerGuard,
+    private readonly quota: ConsumerQuota,
     private readonly filter: GatewayExceptionFilter,
+    private readonly queries: QueryValidationPipe,
     private readonly observer: RequestObserver,
     private readonly usage: UsageService,
   ) {}
@@ -132,7 +132,7 @@ export class RouteCaller {
       config.upstream,
     );
     checkUpstreamAccess(consumer, { upstream: config.upstream, write: WRITE_METHODS.has(route.method) });
-    this.validatorOf(route)?.(toQueryObject(call.query));
+    if (route.query) this.queries.validatorFor(route.query)(toQueryObject(call.query));
     const lang = call.acceptLanguage ?? caller.acceptLanguage;
     return this.proxy.handle({
       route,
@@ -147,12 +147,6 @@ export class RouteCaller {
       requestId: call.requestId,
       trace: caller.trace,
     });
-  }
-
-  private validatorOf(route: RouteDefinition): QueryValidator | undefined {
-    if (!this.validators.has(route))
-      this.validators.set(route, route.query ? compileQueryValidator(route.query) : undefined);
-    return this.validators.get(route);
   }
 
   private configOf(route: RouteDefinition): AtriumRouteConfig {

@@ -42,14 +42,14 @@ async function spanned(span: ActiveSpan, next: Handler, req: ProxyRequest): Prom
   }
 }
 
-function timed(span: ActiveSpan | undefined, wait: Promise<void>): Promise<void> {
+function timed<P>(span: ActiveSpan | undefined, wait: Promise<P>): Promise<P> {
   // Untraced: the wait itself, no promise layer of its own.
   return span === undefined ? wait : timedSpan(span, wait);
 }
 
-async function timedSpan(span: ActiveSpan, wait: Promise<void>): Promise<void> {
+async function timedSpan<P>(span: ActiveSpan, wait: Promise<P>): Promise<P> {
   try {
-    await wait;
+    return await wait;
   } catch (err) {
     span.fail(err);
     throw err;
@@ -75,8 +75,8 @@ export function budgetTrace(limit: UpstreamLimitStageOptions, upstream: string):
         ? { refuseNow: (req: ProxyRequest) => (req.trace?.spans ? undefined : gate.refuseNow!(req)) }
         : {}),
       acquireRetry: (req) => timed(span(req, true), gate.acquireRetry(req)),
-      settleSuccess: (req) => gate.settleSuccess(req),
-      settleError: (req, err) => gate.settleError(req, err),
+      settleSuccess: (permit) => gate.settleSuccess(permit),
+      settleError: (permit, err) => gate.settleError(permit, err),
     },
   };
 }

@@ -56,8 +56,8 @@ export function shieldUsage(
           }
         : {}),
       acquireRetry: (req) => gate.acquireRetry(req),
-      settleSuccess: (req) => gate.settleSuccess(req),
-      settleError: (req, err) => gate.settleError(req, err),
+      settleSuccess: (permit) => gate.settleSuccess(permit),
+      settleError: (permit, err) => gate.settleError(permit, err),
     },
   };
 }

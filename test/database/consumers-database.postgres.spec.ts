@@ -1,10 +1,9 @@
-import { Client } from 'pg';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http, startGateway, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
-import { describePostgres } from '../helpers/postgres.js';
+import { databaseClient, describePostgres } from '../helpers/postgres.js';
 import { withGateway } from '../helpers/with-gateway.js';
 
 const TOKEN = 'sbx_macro_consumers_db_51f3';
@@ -22,12 +21,7 @@ describePostgres('consumers, keys, audit and usage in PostgreSQL (two replicas, 
     // The boot set (a consumers file in production) seeds the empty database once.
     consumers: [seeded],
   });
-  let db: Client;
-  beforeAll(async () => {
-    db = new Client({ connectionString: pg.url });
-    await db.connect();
-  });
-  afterAll(() => db.end());
+  const db = databaseClient(pg);
 
   let n = 0;
   const call = (url: string, key: string): Promise<HttpResult> =>

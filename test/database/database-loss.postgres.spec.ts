@@ -8,7 +8,7 @@ import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.j
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http, type HttpResult } from '../helpers/gateway.js';
-import { databaseUrl, describePostgres } from '../helpers/postgres.js';
+import { databaseClient, databaseUrl, describePostgres } from '../helpers/postgres.js';
 import { SYSTEM_PARTS, TEST_REDIS_URL } from '../helpers/system-parts.js';
 import { withGateway } from '../helpers/with-gateway.js';
 import { TcpProxy } from '../limits/helpers/tcp-proxy.js';
@@ -36,12 +36,7 @@ describePostgres(
       },
       consumers: [app],
     });
-    let db: Client;
-    beforeAll(async () => {
-      db = new Client({ connectionString: pg.url });
-      await db.connect();
-    });
-    afterAll(() => db.end());
+    const db = databaseClient(pg);
 
     let n = 0;
     const call = (): Promise<HttpResult> =>

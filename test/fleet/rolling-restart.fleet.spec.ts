@@ -6,8 +6,7 @@ import { Agent, request } from 'undici';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { describeRedis } from '../helpers/redis.js';
-import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
-import { writeConsumersFile } from '../helpers/with-gateway.js';
+import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
 
 async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -98,21 +97,18 @@ describeRedis('a rolling restart of three replicas under load', (redis) => {
 
   beforeAll(async () => {
     await fake.start();
-    env = cleanEnv({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      ATRIUM_SANDBOX: 'off',
-      ATRIUM_UPSTREAMS: 'macro',
-      ATRIUM_CONSUMERS_FILE: writeConsumersFile(dir, [app.consumer]),
-      UPSTREAM_MACRO_BASE_URL: fake.url,
-      UPSTREAM_MACRO_TOKEN: TOKEN,
-      UPSTREAM_MACRO_RATE_PER_SEC: '2000',
-      UPSTREAM_MACRO_BURST: '2000',
-      REDIS_URL: redis.url,
-      ATRIUM_REDIS_PREFIX: redis.prefix,
-      ATRIUM_LINK_SECRET: 'rolling-restart-link-secret-0123456789abcdef',
-      ATRIUM_DRAIN_DELAY_MS: String(DRAIN_MS),
-    });
+    env = macroReplicaEnv(
+      { dir, consumers: [app.consumer], baseUrl: fake.url },
+      {
+        UPSTREAM_MACRO_TOKEN: TOKEN,
+        UPSTREAM_MACRO_RATE_PER_SEC: '2000',
+        UPSTREAM_MACRO_BURST: '2000',
+        REDIS_URL: redis.url,
+        ATRIUM_REDIS_PREFIX: redis.prefix,
+        ATRIUM_LINK_SECRET: 'rolling-restart-link-secret-0123456789abcdef',
+        ATRIUM_DRAIN_DELAY_MS: String(DRAIN_MS),
+      },
+    );
     const started = await Promise.all([0, 1, 2].map(() => spawnGateway(env, 40_000)));
     for (const gw of started) replicas.push({ gw, ready: false });
     await balancer.start();

@@ -45,3 +45,19 @@ export function describePostgres(name: string, fn: (ctx: PostgresTestContext) =>
     });
   });
 }
+
+/**
+ * A client of a describe block's own database, connected before its tests and closed after them (declare
+ * it inside the `describePostgres` block): the tests read what the gateway wrote.
+ */
+export function databaseClient(ctx: PostgresTestContext): Pick<Client, 'query'> {
+  let client: Client | undefined;
+  beforeAll(async () => {
+    client = new Client({ connectionString: ctx.url });
+    await client.connect();
+  });
+  afterAll(() => client?.end());
+  const query = (...args: unknown[]): unknown =>
+    (client!.query as (...a: unknown[]) => unknown).apply(client, args);
+  return { query: query as Client['query'] };
+}

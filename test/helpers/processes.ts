@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { toRecord } from '../../src/core/auth/consumer-record.js';
+import type { Consumer } from '../../src/core/auth/consumer.js';
 import { recordEnvSecrets, teeSpawnedOutput } from '../observability/log-capture.js';
 
 const ROOT = resolve(__dirname, '../..');
@@ -32,6 +34,45 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   // Replicas sharing Redis need one link secret (the boot stops without it).
   const link = extra.REDIS_URL && !extra.ATRIUM_LINK_SECRET ? { ATRIUM_LINK_SECRET: TEST_LINK_SECRET } : {};
   return { ...env, ATRIUM_DRAIN_DELAY_MS: '0', ...link, ...extra };
+}
+
+/** A consumers file for spawned gateways, keys as SHA-256 hex as in production. */
+export function writeConsumersFile(dir: string, consumers: readonly Consumer[]): string {
+  const path = join(dir, 'consumers.json');
+  const doc = {
+    consumers: consumers.map((c) => ({
+      id: c.id,
+      keyHashes: c.keyHashes.map((h) => h.toString('hex')),
+      upstreams: [...c.upstreams],
+      write: c.write,
+      limits: c.limits,
+      weight: c.weight,
+      reservedShare: c.reservedShare,
+      corsOrigins: c.corsOrigins,
+      ...(c.tokens ? { oidc: toRecord(c).oidc } : {}),
+    })),
+  };
+  writeFileSync(path, JSON.stringify(doc));
+  return path;
+}
+
+/**
+ * A replica serving only the macro interface from the fake at `baseUrl`, to these consumers (a file in
+ * `dir`), on a free loopback port, sandbox off: a fleet test adds what it exercises.
+ */
+export function macroReplicaEnv(
+  o: { dir: string; consumers: readonly Consumer[]; baseUrl: string },
+  extra: Record<string, string>,
+): NodeJS.ProcessEnv {
+  return cleanEnv({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ATRIUM_SANDBOX: 'off',
+    ATRIUM_UPSTREAMS: 'macro',
+    ATRIUM_CONSUMERS_FILE: writeConsumersFile(o.dir, o.consumers),
+    UPSTREAM_MACRO_BASE_URL: o.baseUrl,
+    ...extra,
+  });
 }
 
 /** Starts `node dist/main.js` and waits until it prints its listening line. */

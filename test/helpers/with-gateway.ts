@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Consumer } from '../../src/core/auth/consumer.js';
-import { toRecord } from '../../src/core/auth/consumer-record.js';
 import { sandboxEnvFor } from '../../src/sandbox-env.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, type UpstreamName } from '../../src/upstreams/index.js';
@@ -14,7 +13,9 @@ import {
   type HttpResult,
   type StartGatewayOptions,
 } from './gateway.js';
-import { cleanEnv, spawnGateway, type SpawnedGateway } from './processes.js';
+import { cleanEnv, spawnGateway, writeConsumersFile, type SpawnedGateway } from './processes.js';
+
+export { writeConsumersFile };
 
 /** What the fixture needs of a fake upstream (every src/sandbox fake, or a test's own server). */
 export interface FakeServer {
@@ -100,26 +101,6 @@ export interface GatewayUnderTest<U extends Upstreams> {
 }
 
 const consumerOf = (c: TestConsumer | Consumer): Consumer => ('consumer' in c ? c.consumer : c);
-
-/** A consumers file for spawned gateways, keys as SHA-256 hex as in production. */
-export function writeConsumersFile(dir: string, consumers: readonly Consumer[]): string {
-  const path = join(dir, 'consumers.json');
-  const doc = {
-    consumers: consumers.map((c) => ({
-      id: c.id,
-      keyHashes: c.keyHashes.map((h) => h.toString('hex')),
-      upstreams: [...c.upstreams],
-      write: c.write,
-      limits: c.limits,
-      weight: c.weight,
-      reservedShare: c.reservedShare,
-      corsOrigins: c.corsOrigins,
-      ...(c.tokens ? { oidc: toRecord(c).oidc } : {}),
-    })),
-  };
-  writeFileSync(path, JSON.stringify(doc));
-  return path;
-}
 
 /**
  * The one fixture for a gateway under test. Called inside a describe block, it registers beforeAll/afterAll:

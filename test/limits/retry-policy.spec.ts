@@ -1,6 +1,6 @@
 import { readdirSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { mayRetry } from '../../src/proxy/stages/retry.stage.js';
+import { mayRetry } from '../../src/proxy/stages/retries.js';
 import { WRITE_METHODS, type RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { proxyRequest } from './helpers/requests.js';
 

@@ -2,8 +2,8 @@ import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { settled } from '../helpers/answer.js';
 import { compose } from '../../src/proxy/compose.js';
 import { RetryBudget } from '../../src/proxy/limits/retry-budget.js';
-import { mayRetry, retryStage, type RetryStageOptions } from '../../src/proxy/stages/retry.stage.js';
-import { upstreamLimitStage } from '../../src/proxy/stages/upstream-limit.stage.js';
+import { mayRetry, type RetryOptions } from '../../src/proxy/stages/retries.js';
+import { upstreamLimitStage, type LimitGate } from '../../src/proxy/stages/upstream-limit.stage.js';
 import { UpstreamLimiter } from '../../src/proxy/limits/upstream-limiter.js';
 import type { Handler, HttpMethod, ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
 import { GET_ROUTE, limiterOptions, proxyRequest } from './helpers/requests.js';
@@ -46,21 +46,31 @@ function flaky(...failures: Array<() => GatewayError>): Handler & { calls: numbe
   return h;
 }
 
-function setup(opts: Partial<RetryStageOptions> = {}, limiter?: UpstreamLimiter) {
+/** A limiter that admits every attempt and passes every outcome on: the retry rules alone. */
+const ADMIT_ALL: LimitGate = {
+  acquire: () => Promise.resolve({}),
+  acquireRetry: () => Promise.resolve({}),
+  settleSuccess: () => undefined,
+  settleError: (_permit, err) => Promise.resolve(err),
+};
+
+function setup(opts: Partial<RetryOptions> = {}) {
   const waits: number[] = [];
   let clock = Date.now();
-  const stage = retryStage({
-    attempts: 3,
-    baseMs: 100,
-    maxBackoffMs: 2000,
-    budget: new RetryBudget({ ratio: 0.2, minPerWindow: 100 }),
-    gate: limiter,
-    now: () => clock,
-    sleep: async (ms) => {
-      waits.push(ms);
-      clock += ms;
+  const stage = upstreamLimitStage({
+    gate: ADMIT_ALL,
+    retry: {
+      attempts: 3,
+      baseMs: 100,
+      maxBackoffMs: 2000,
+      budget: new RetryBudget({ ratio: 0.2, minPerWindow: 100 }),
+      now: () => clock,
+      sleep: async (ms) => {
+        waits.push(ms);
+        clock += ms;
+      },
+      ...opts,
     },
-    ...opts,
   });
   return { stage, waits, advance: (ms: number) => (clock += ms) };
 }
@@ -141,6 +151,27 @@ describe('retry stage', () => {
     expect(waits).toEqual([]);
   });
 
+  it('each attempt starts from the call as it came: what the stages inside wrote is not sent twice', async () => {
+    const { stage } = setup();
+    const sent: Array<{ query: string; header?: string }> = [];
+    const up = flaky(errors.e503, errors.e503);
+    const credential: Handler = (req) => {
+      req.query.push(['key', 'upstream-key']);
+      req.headers['x-key'] = `${req.headers['x-key'] ?? ''}k`;
+      sent.push({ query: JSON.stringify(req.query), header: req.headers['x-key'] });
+      return up(req);
+    };
+    await expect(stage(credential)(proxyRequest({ query: [['limit', '2']] }))).resolves.toBe(OK);
+    const once = {
+      query: JSON.stringify([
+        ['limit', '2'],
+        ['key', 'upstream-key'],
+      ]),
+      header: 'k',
+    };
+    expect(sent).toEqual([once, once, once]);
+  });
+
   it('the retry budget caps retries at ~20 % of recent calls', async () => {
     const budget = new RetryBudget({ ratio: 0.2, minPerWindow: 0 });
     const { stage } = setup({ budget, attempts: 2 });
@@ -161,13 +192,14 @@ describe('retry stage', () => {
     function pipeline(limiter: UpstreamLimiter, up: Handler, attempts = 3): Handler {
       return compose(
         [
-          upstreamLimitStage({ gate: limiter }),
-          retryStage({
-            attempts,
-            baseMs: 10,
-            maxBackoffMs: 100,
-            budget: new RetryBudget({ ratio: 0.2, minPerWindow: 100 }),
+          upstreamLimitStage({
             gate: limiter,
+            retry: {
+              attempts,
+              baseMs: 10,
+              maxBackoffMs: 100,
+              budget: new RetryBudget({ ratio: 0.2, minPerWindow: 100 }),
+            },
           }),
         ],
         up,

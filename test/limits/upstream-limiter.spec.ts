@@ -18,13 +18,12 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
 
   /** One full call through the limiter: admission, then the given outcome. */
   async function call(l: UpstreamLimiter, result: 'ok' | GatewayError, partial = {}): Promise<unknown> {
-    const req = proxyRequest(partial);
-    await l.acquire(req);
+    const permit = await l.acquire(proxyRequest(partial));
     if (result === 'ok') {
-      l.settleSuccess(req);
+      l.settleSuccess(permit);
       return 'ok';
     }
-    throw await l.settleError(req, result);
+    throw await l.settleError(permit, result);
   }
 
   it('spends the burst at once, then waits for refills up to maxWaitMs, then answers 429 with Retry-After', async () => {
@@ -74,8 +73,7 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
 
   it('an upstream 429 starts a cooldown: answered at once with the remaining Retry-After, waiters refused', async () => {
     const l = new UpstreamLimiter(limiterOptions({ burst: 1, maxWaitMs: 5000 }));
-    const first = proxyRequest();
-    await l.acquire(first);
+    const first = await l.acquire(proxyRequest());
     const waiting = outcome(l.acquire(proxyRequest())); // queued for the next token
     await jest.advanceTimersByTimeAsync(10);
     const err = (await l.settleError(first, upstream429(5))) as GatewayError;
@@ -92,8 +90,7 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
 
   it('after a cooldown traffic comes back gradually: empty bucket, halved rate', async () => {
     const l = new UpstreamLimiter(limiterOptions({ ratePerSec: 10, burst: 10, maxWaitMs: 2000 }));
-    const first = proxyRequest();
-    await l.acquire(first);
+    const first = await l.acquire(proxyRequest());
     await l.settleError(first, upstream429(1));
     expect(l.learnedRate()).toBe(5);
     await jest.advanceTimersByTimeAsync(1000);
@@ -150,12 +147,12 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
     const l = new UpstreamLimiter(
       limiterOptions({ burst: 3, cooldown: { defaultSeconds: 2, maxSeconds: 30 } }),
     );
-    const reqs = [proxyRequest(), proxyRequest(), proxyRequest()];
-    for (const r of reqs) await l.acquire(r);
-    await l.settleError(reqs[0], upstream429(10));
-    const e1 = (await l.settleError(reqs[1], upstream429(3))) as GatewayError;
+    const permits = [];
+    for (let i = 0; i < 3; i++) permits.push(await l.acquire(proxyRequest()));
+    await l.settleError(permits[0], upstream429(10));
+    const e1 = (await l.settleError(permits[1], upstream429(3))) as GatewayError;
     expect(e1.retryAfterSeconds).toBe(10);
-    const e2 = (await l.settleError(reqs[2], upstream429(20))) as GatewayError; // a later reset moves it
+    const e2 = (await l.settleError(permits[2], upstream429(20))) as GatewayError; // a later reset moves it
     expect(e2.retryAfterSeconds).toBe(20);
     expect(l.learnedRate()).toBe(5);
   });
@@ -192,8 +189,7 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
     });
     await jest.advanceTimersByTimeAsync(1000);
     expect(l.breakerState()).toBe('half-open');
-    const probe = proxyRequest();
-    await l.acquire(probe);
+    const probe = await l.acquire(proxyRequest());
     await expect(l.acquire(proxyRequest())).rejects.toMatchObject({ upstreamCode: 'CIRCUIT_OPEN' });
     l.settleSuccess(probe);
     expect(l.breakerState()).toBe('closed');
@@ -204,8 +200,7 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
     const l = new UpstreamLimiter(limiterOptions({ burst: 10, ratePerSec: 100 }));
     expect(l.refuseNow()).toBeUndefined();
     const tokens = l.facts().bucket.tokens;
-    const first = proxyRequest();
-    await l.acquire(first);
+    const first = await l.acquire(proxyRequest());
     await l.settleError(first, upstream429(5));
     expect(l.refuseNow()).toMatchObject({ code: 'UPSTREAM_RATE_LIMITED', retryAfterSeconds: 5 });
     expect(l.refuseNow()).toMatchObject({ code: 'UPSTREAM_RATE_LIMITED', retryAfterSeconds: 5 });
@@ -220,8 +215,7 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
     // Half-open: the probe is acquire's to take, not refused here.
     expect(l.refuseNow()).toBeUndefined();
     expect(l.breakerState()).toBe('half-open');
-    const probe = proxyRequest();
-    await l.acquire(probe);
+    const probe = await l.acquire(proxyRequest());
     l.settleSuccess(probe);
     expect(l.breakerState()).toBe('closed');
   });
@@ -240,8 +234,7 @@ describe('UpstreamLimiter (single instance), fake timers', () => {
     // Half-open, but the bucket is empty: the would-be probe is refused for budget, not for the breaker.
     await expect(l.acquire(proxyRequest())).rejects.toMatchObject({ code: 'UPSTREAM_RATE_LIMITED' });
     await jest.advanceTimersByTimeAsync(10_000);
-    const probe = proxyRequest();
-    await l.acquire(probe);
+    const probe = await l.acquire(proxyRequest());
     l.settleSuccess(probe);
     expect(l.breakerState()).toBe('closed');
   });

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
-import { writeConsumersFile } from '../helpers/with-gateway.js';
+import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
 import { recordSecret } from '../observability/log-capture.js';
 
 /**
@@ -33,19 +32,16 @@ describe('rotating the macro key under load, two replicas', () => {
     writeFileSync(join(volume, '..v1', 'macro-token'), `${OLD}\n`);
     symlinkSync('..v1', join(volume, '..data'));
     symlinkSync('..data/macro-token', join(volume, 'macro-token'));
-    const env = cleanEnv({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      ATRIUM_SANDBOX: 'off',
-      ATRIUM_UPSTREAMS: 'macro',
-      ATRIUM_CONSUMERS_FILE: writeConsumersFile(dir, [app.consumer]),
-      UPSTREAM_MACRO_BASE_URL: fake.url,
-      UPSTREAM_MACRO_TOKEN_FILE: join(volume, 'macro-token'),
-      // Every call reaches the vendor (no cache), well within its budget.
-      ATRIUM_CACHE_MAX_BYTES: '0',
-      UPSTREAM_MACRO_RATE_PER_SEC: '2000',
-      UPSTREAM_MACRO_BURST: '2000',
-    });
+    const env = macroReplicaEnv(
+      { dir, consumers: [app.consumer], baseUrl: fake.url },
+      {
+        UPSTREAM_MACRO_TOKEN_FILE: join(volume, 'macro-token'),
+        // Every call reaches the vendor (no cache), well within its budget.
+        ATRIUM_CACHE_MAX_BYTES: '0',
+        UPSTREAM_MACRO_RATE_PER_SEC: '2000',
+        UPSTREAM_MACRO_BURST: '2000',
+      },
+    );
     replicas = await Promise.all([spawnGateway(env, 40_000), spawnGateway(env, 40_000)]);
   }, 90_000);
 

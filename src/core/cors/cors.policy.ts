@@ -69,7 +69,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * CORS per consumer (architecture §2). Hand-made rather than @fastify/cors: that plugin only decides which
+ * CORS per consumer (each consumer names the browser origins it serves). Hand-made rather than @fastify/cors: that plugin only decides which
  * headers to add, while this policy refuses an unknown origin (403, before auth and quota) and checks the
  * origin against the authenticated consumer's own list. A preflight carries no key, so it is allowed when the origin is in
  * ANY consumer's list; the real request is then allowed only when the authenticated consumer lists the

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { GatewayError } from './gateway-error.js';
 
 /**
- * Adds vendor-shaped fields beside `error` for requests under a path prefix (architecture §6). Upstream
+ * Adds vendor-shaped fields beside `error` for requests under a path prefix (so vendor clients can read
+ * gateway errors). Upstream
  * modules register theirs; core knows no vendor.
  */
 export interface ErrorShapeExtension {

@@ -1,6 +1,6 @@
 /**
- * Parameter names as a vendor's stack will read them, for the credential strip (architecture §13: "strip
- * credentials by how the vendor will read them"). Vendor-neutral on purpose: every upstream gets the same
+ * Parameter names as a vendor's stack will read them, for the credential strip (a name the vendor reads as
+ * its key parameter is a key, however it is spelled). Vendor-neutral on purpose: every upstream gets the same
  * superset of readings, so no vendor can read a name as a credential that the strip let through. Names
  * that some stack reads alike get one comparison key; the readings folded in:
  *

@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { GatewayError } from '../errors/gateway-error.js';
 
-/** The first failed constraint as the one 400 envelope (the ValidationPipe and inner calls share it). */
+/** The first failed constraint as the one 400 envelope. */
 export function validationError(errors: ValidationError[]): GatewayError {
   const first = errors[0];
   const messages = first?.constraints ? Object.values(first.constraints) : [];
@@ -16,7 +16,7 @@ export function validationError(errors: ValidationError[]): GatewayError {
   });
 }
 
-/** The options the global ValidationPipe validates with; the inner calls' validators use the same. */
+/** The class-validator options every query check uses. */
 export const VALIDATOR_OPTIONS = {
   whitelist: false,
   forbidUnknownValues: false,
@@ -26,9 +26,9 @@ export const VALIDATOR_OPTIONS = {
 export type QueryValidator = (query: unknown) => void;
 
 /**
- * A query DTO's check, built once per route: the same transform and rules the ValidationPipe applies
- * (class-transformer, then class-validator's synchronous rules; the DTOs have no asynchronous ones), with
- * no Nest context per request. Throws the 400 envelope's error on the first failure.
+ * A query DTO's check, built once per route (QueryValidationPipe keeps it): class-transformer, then
+ * class-validator's synchronous rules (the DTOs have no asynchronous ones). Throws the 400 envelope's error
+ * on the first failure.
  */
 export function compileQueryValidator(dto: new () => object): QueryValidator {
   return (query) => {
@@ -39,7 +39,7 @@ export function compileQueryValidator(dto: new () => object): QueryValidator {
   };
 }
 
-/** As the ValidationPipe does: `__proto__` and `constructor` keys never reach class-transformer. */
+/** `__proto__` and `constructor` keys never reach class-transformer (as Nest's ValidationPipe strips them). */
 function withoutProtoKeys(query: unknown): unknown {
   const q = query as Record<string, unknown>;
   if (

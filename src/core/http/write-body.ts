@@ -3,7 +3,7 @@ import { lenientPercentDecode, type ParamNameTest } from './param-name.js';
 
 /**
  * Write bodies the gateway forwards (form-urlencoded or JSON), read the way a vendor will read them so that
- * parameters can be removed (consumer credentials, architecture §13) while every other byte stays as sent.
+ * parameters can be removed (consumer credentials) while every other byte stays as sent.
  */
 export type WriteBodyKind = 'json' | 'form';
 

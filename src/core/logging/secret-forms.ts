@@ -1,5 +1,5 @@
 /**
- * Every spelling of a secret a vendor stack may echo (architecture §13 "Scrub every form, everywhere").
+ * Every spelling of a secret a vendor stack may echo: a key must leave in no form at all.
  * Vendor keys and session ids are base64 (`/`, `+`, `=`); a JSON, XML, HTML, URL or form encoder may write
  * any of their characters its own way (`\/`, `\u002F`, `&#47;`, `&sol;`, `%2f`, `+` for a space…), and
  * one string may mix them. So a secret is not searched as a list of spellings: a text that holds escapes

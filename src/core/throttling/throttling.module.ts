@@ -7,9 +7,10 @@ import { METRICS_REGISTRY } from '../ports/metrics.port.js';
 import { REDIS_CLIENT } from '../ports/redis.port.js';
 import {
   CONSUMER_THROTTLER_METRICS,
-  ConsumerThrottlerGuard,
+  ConsumerQuota,
   type ConsumerThrottlerMetrics,
-} from './consumer-throttler.guard.js';
+} from './consumer-quota.service.js';
+import { ConsumerThrottlerGuard } from './consumer-throttler.guard.js';
 import { FixedWindowThrottlerStorage } from './fixed-window.storage.js';
 import { RedisFixedWindowThrottlerStorage } from './redis-window.storage.js';
 import { collectedGauge, rateLimitedCounter, redisErrorsCounter } from './throttling.metrics.js';
@@ -22,7 +23,7 @@ export function consumerThrottlerOptions(
 ): ThrottlerModuleOptions {
   const errors = redisErrorsCounter(registry).labels({ component: 'throttler' });
   return {
-    // Windows come from each consumer (ConsumerThrottlerGuard), not from here.
+    // Windows come from each consumer (ConsumerQuota), not from here.
     throttlers: [],
     storage: redis
       ? new RedisFixedWindowThrottlerStorage(redis, config.redisPrefix, () => errors.inc())
@@ -31,8 +32,8 @@ export function consumerThrottlerOptions(
 }
 
 /**
- * The inbound per-consumer quota. CoreModule registers the guard globally right after ConsumerAuthGuard
- * (it needs `req.consumer`).
+ * The inbound per-consumer quota: the ConsumerQuota service, and its guard, which CoreModule registers
+ * globally right after ConsumerAuthGuard (it needs `req.consumer`).
  */
 @Module({
   imports: [
@@ -49,13 +50,14 @@ export function consumerThrottlerOptions(
       }),
       inject: [METRICS_REGISTRY],
     },
+    ConsumerQuota,
     ConsumerThrottlerGuard,
   ],
-  exports: [ConsumerThrottlerGuard],
+  exports: [ConsumerQuota, ConsumerThrottlerGuard],
 })
 export class ConsumerThrottlingModule implements OnModuleInit {
   constructor(
-    private readonly guard: ConsumerThrottlerGuard,
+    private readonly quota: ConsumerQuota,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
   ) {}
 
@@ -66,7 +68,7 @@ export class ConsumerThrottlingModule implements OnModuleInit {
       'Requests left in each quota window of each consumer, as last seen by this instance.',
       ['consumer', 'window'] as const,
       (set) => {
-        for (const plan of this.guard.seenPlans())
+        for (const plan of this.quota.seenPlans())
           plan.windows.forEach((w, i) =>
             set({ consumer: plan.consumer.id, window: w.name }, plan.remaining[i]),
           );

@@ -24,7 +24,11 @@ import { TokenDispenser } from './token-dispenser.js';
 
 export type { BudgetMode, UpstreamLimitFacts, UpstreamLimiterDeps, UpstreamLimiterOptions };
 
-interface Permit {
+/**
+ * One admitted attempt: the caller (the limit stage) keeps it and settles it once with the attempt's
+ * outcome, so the limiter keeps nothing per request.
+ */
+export interface Permit {
   readonly ticket: BreakerTicket;
   settled: boolean;
 }
@@ -32,7 +36,7 @@ interface Permit {
 const round = (n: number, digits: number): number => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /**
- * The rate-limit shield of one upstream, shared by its limit and retry stages:
+ * The rate-limit shield of one upstream, used by its limit stage (first attempts and retries alike):
  *
  * - **cooldown**: after an upstream 429 the upstream is left alone until its reset (fleet-wide through
  *   Redis); requests meanwhile get 429 with the remaining `Retry-After` at once. Afterwards the bucket
@@ -53,7 +57,6 @@ export class UpstreamLimiter {
   private readonly state: UpstreamLimitState;
   private readonly budget: BudgetSource;
   private readonly dispenser: TokenDispenser;
-  private readonly permits = new WeakMap<ProxyRequest, Permit>();
   /** The refusals of a cooldown and of an open breaker, one per whole second of `Retry-After`. */
   private readonly coolingError: RefusalMemo;
   private readonly openError: RefusalMemo;
@@ -106,7 +109,7 @@ export class UpstreamLimiter {
   // Admission
 
   /** Before the first attempt: cooldown, breaker, then a token (waiting fairly up to `maxWaitMs`). */
-  acquire(req: ProxyRequest): Promise<void> {
+  acquire(req: ProxyRequest): Promise<Permit> {
     return this.admit(req, Math.min(req.deadline, this.now() + this.o.maxWaitMs));
   }
 
@@ -121,11 +124,11 @@ export class UpstreamLimiter {
   }
 
   /** Before a retry: the same checks; the wait is bounded by the request's own deadline too. */
-  acquireRetry(req: ProxyRequest): Promise<void> {
+  acquireRetry(req: ProxyRequest): Promise<Permit> {
     return this.admit(req, Math.min(req.deadline, this.now() + this.o.maxWaitMs));
   }
 
-  private async admit(req: ProxyRequest, deadline: number): Promise<void> {
+  private async admit(req: ProxyRequest, deadline: number): Promise<Permit> {
     const now = this.now();
     const cooling = this.state.cooldownRemainingMs(now);
     if (cooling > 0) throw this.cooldownError(cooling);
@@ -140,15 +143,14 @@ export class UpstreamLimiter {
       this.state.breaker.release(ticket);
       throw e;
     }
-    this.permits.set(req, { ticket, settled: false });
+    return { ticket, settled: false };
   }
 
   // ---------------------------------------------------------------------------------------------
   // Outcomes
 
-  settleSuccess(req: ProxyRequest): void {
-    const permit = this.permits.get(req);
-    if (!permit || permit.settled) return;
+  settleSuccess(permit: Permit): void {
+    if (permit.settled) return;
     permit.settled = true;
     const now = this.now();
     this.state.breaker.onSuccess(now, permit.ticket);
@@ -160,12 +162,11 @@ export class UpstreamLimiter {
   }
 
   /**
-   * Records a failed attempt once (the retry stage settles the attempts it retries, the limit stage the
-   * last one) and returns the error to pass on: for an upstream 429, with the cooldown's `Retry-After`.
+   * Records a failed attempt once and returns the error to pass on: for an upstream 429, with the
+   * cooldown's `Retry-After`.
    */
-  async settleError(req: ProxyRequest, err: unknown): Promise<unknown> {
-    const permit = this.permits.get(req);
-    if (!permit || permit.settled) return err;
+  async settleError(permit: Permit, err: unknown): Promise<unknown> {
+    if (permit.settled) return err;
     permit.settled = true;
     const now = this.now();
     const breaker = this.state.breaker;

@@ -68,7 +68,7 @@ function scrubStream(source: Readable, matcher: SecretMatcher, onScrub: (count: 
 }
 
 /**
- * Key custody on the way back (architecture §13 "Scrub every form, everywhere"): no form of the upstream
+ * Key custody on the way back (a vendor may echo its key in any spelling, anywhere): no form of the upstream
  * credential's secrets (see secret-forms.ts) leaves in an answer's body or passed-through headers, nor in
  * an error's message or vendor code. Links to the upstream that carry the credential become gateway-signed
  * links first, so they still work. A body without any match is passed on as is, not copied.

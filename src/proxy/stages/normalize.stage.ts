@@ -119,8 +119,8 @@ function typeMatches(contentType: string, format: WireFormat): boolean {
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9.+-]{0,63}\/[a-z0-9][a-z0-9.+-]{0,63}$/i;
 
 /**
- * Why a buffered success body cannot be passed on, or undefined when it can (architecture §13: only valid
- * answers are served and cached). Every answer gets the cheap checks: a content type of the format asked for
+ * Why a buffered success body cannot be passed on, or undefined when it can (only valid answers are served
+ * and cached: a broken body would be served to everyone until it expires). Every answer gets the cheap checks: a content type of the format asked for
  * (a missing one is tolerated) and the right first and last byte. Answers that may be stored (a 200 on a
  * cacheable route) are parsed in full, so a body that merely looks right is never cached; other answers skip
  * that cost.

@@ -1,10 +1,14 @@
 import { GatewayError } from '../../core/errors/gateway-error.js';
-import type { ProxyRequest, Stage } from '../pipeline.types.js';
+import type { ProxyRequest, ProxyResponse, Stage } from '../pipeline.types.js';
+import { retrying, type RetryOptions } from './retries.js';
 
-/** What the limit and retry stages need from an upstream's limiter (UpstreamLimiter). */
-export interface LimitGate {
+/**
+ * What the limit stage needs from an upstream's limiter (UpstreamLimiter). Each admission gives a permit
+ * that the stage keeps for that attempt and settles once; the limiter keeps nothing per request.
+ */
+export interface LimitGate<P = unknown> {
   /** Cooldown, breaker and a token for the first attempt; throws 429 / 503 GatewayErrors. */
-  acquire(req: ProxyRequest): Promise<void>;
+  acquire(req: ProxyRequest): Promise<P>;
   /**
    * The refusal `acquire` would throw at once right now (cooldown, open breaker), or undefined; takes no
    * token and changes no state. Lets the cache stage refuse a miss that has nothing to fall back on before
@@ -12,10 +16,10 @@ export interface LimitGate {
    */
   refuseNow?(req: ProxyRequest): GatewayError | undefined;
   /** The same before a retry. */
-  acquireRetry(req: ProxyRequest): Promise<void>;
-  settleSuccess(req: ProxyRequest): void;
+  acquireRetry(req: ProxyRequest): Promise<P>;
+  settleSuccess(permit: P): void;
   /** Records a failed attempt (once) and returns the error to pass on. */
-  settleError(req: ProxyRequest, err: unknown): Promise<unknown>;
+  settleError(permit: P, err: unknown): Promise<unknown>;
 }
 
 export interface UpstreamLimitStageOptions {
@@ -27,26 +31,42 @@ export interface UpstreamLimitStageOptions {
 /**
  * The upstream-limit stage: inside cache and coalescing, so only real upstream calls get here and spend
  * tokens. Cooldown and open breaker answer at once; otherwise the call waits (fairly, briefly) for a token.
- * The outcome feeds the breaker, the learned rate and, for an upstream 429, the fleet's cooldown.
+ * The outcome feeds the breaker, the learned rate and, for an upstream 429, the fleet's cooldown. With
+ * `retry`, a failed idempotent read is tried again here (retries.ts), each retry admitted by the same
+ * limiter like a first call: the stage holds the permit of the attempt in flight and settles each one.
  */
-export function upstreamLimitStage(opts: UpstreamLimitStageOptions): Stage {
+export function upstreamLimitStage(
+  opts: UpstreamLimitStageOptions & { readonly retry?: RetryOptions },
+): Stage {
   const { gate } = opts;
   if (!gate || typeof gate.acquire !== 'function') throw new Error('upstreamLimitStage: gate required');
   const passOn = passingOn(opts);
-  return (next) => async (req) => {
-    try {
-      await gate.acquire(req);
-    } catch (e) {
-      throw passOn(e);
-    }
-    let res;
-    try {
-      res = await next(req);
-    } catch (e) {
-      throw passOn(await gate.settleError(req, e));
-    }
-    gate.settleSuccess(req);
-    return res;
+  const retry = opts.retry ? retrying(opts.retry) : undefined;
+  return (next) => {
+    /** One admitted attempt, settled with its outcome: the error thrown is the settled one. */
+    const attempt = async (permit: unknown, req: ProxyRequest): Promise<ProxyResponse> => {
+      let res;
+      try {
+        res = await next(req);
+      } catch (e) {
+        throw await gate.settleError(permit, e);
+      }
+      gate.settleSuccess(permit);
+      return res;
+    };
+    return async (req) => {
+      let permit;
+      try {
+        permit = await gate.acquire(req);
+      } catch (e) {
+        throw passOn(e);
+      }
+      try {
+        return await (retry ? retry(req, permit, attempt, gate) : attempt(permit, req));
+      } catch (e) {
+        throw passOn(e);
+      }
+    };
   };
 }
 

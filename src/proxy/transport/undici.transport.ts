@@ -64,7 +64,7 @@ function validate(o: TransportOptions): URL {
  * Buffered answers go through `pool.dispatch` with a handler that collects the chunks (BufferedCall): no
  * Readable, no async iterator. File routes use `pool.request` and hand its body stream on.
  *
- * Deadline (architecture §13): one timer of our own per call, armed at `req.deadline`, aborts the undici
+ * Deadline (a route's timeout bounds the whole call, body included): one timer of our own per call, armed at `req.deadline`, aborts the undici
  * request (through the dispatch controller, or the `signal` of a streamed call), which closes the socket. undici's per-phase timeouts are no total (its
  * `bodyTimeout` bounds the gap between chunks, so a trickling body never ends) and fire up to ~0.5 s late
  * (coarse timers); they stay only as backstops. A buffered answer must be complete by the deadline:

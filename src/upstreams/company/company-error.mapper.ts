@@ -4,7 +4,7 @@ import type { UpstreamErrorInfo, UpstreamErrorMapper } from '../../proxy/pipelin
  * Reads the company interface's `ErrorResponse` / `JsonErrorResponseData`. Their fields are not public
  * (upstreams.md §3), so this takes whatever a body offers — `errors` (array or object), `error` (object or
  * string), `message`, `code`, `detail`, possibly nested under `data` — and leaves the gateway code to the
- * HTTP status (architecture §12.11). Never throws, whatever the body.
+ * HTTP status (the one thing every body agrees on). Never throws, whatever the body.
  */
 
 const MAX_PARSE = 1_000_000;

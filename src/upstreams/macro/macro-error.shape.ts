@@ -24,7 +24,7 @@ function codeForClient(err: GatewayError): string | number {
 
 /**
  * Beside `error`, macro error bodies carry the vendor's `errors: {status, code, message}` object so the
- * CEIC client libraries raise their own exceptions (architecture §6). `code` is the vendor's when the vendor
+ * CEIC client libraries raise their own exceptions, as they do for the vendor's errors. `code` is the vendor's when the vendor
  * sent one (`INVALID_SERIES_ID`), so a client that checks codes can match; the gateway's code stays in
  * `error.code`. Never a re-login code, and the status is the gateway's, so no loop triple can form.
  */

@@ -46,8 +46,8 @@ function sameText(a: string, b: string): boolean {
 }
 
 /**
- * The EMIS client's own session calls, answered by the gateway and never forwarded (architecture §12.4,
- * §12.12): `Auth/login/` with username = consumer id and password = that consumer's gateway key answers
+ * The EMIS client's own session calls, answered by the gateway and never forwarded (the client logs in
+ * before anything else, so the gateway must answer it): `Auth/login/` with username = consumer id and password = that consumer's gateway key answers
  * `{"data":{"sessionId":"<the key>"}}`, which the client then sends as `sessionId` (a key position the
  * guard accepts); `Auth/logout/` is a no-op success (forwarding it would end the gateway's shared upstream
  * session); `Auth/getUserData/` describes the consumer. The password is never echoed in an error or logged.

@@ -6,7 +6,7 @@ import type { UpstreamErrorInfo, UpstreamErrorMapper } from '../../proxy/pipelin
  * shape of the document and deal interfaces, in JSON or under the XML twin (`<response><errors>…`).
  *
  * The EMIS client checks `errors` before `data` and never reads the HTTP status, and the vendor may send
- * errors with HTTP 200 (architecture §12.2): `isErrorBody` recognises such a body so the normaliser turns
+ * errors with HTTP 200, which a consumer must not take for data: `isErrorBody` recognises such a body so the normaliser turns
  * it into an error envelope with a real status. The classification of codes:
  * - 2000–2999 (the auth family, our fakes' choice; the vendor's are unknown) or an auth-like message →
  *   `UPSTREAM_AUTH_FAILED`, which makes the credentials stage re-login once and retry;

@@ -12,7 +12,7 @@ export function emisCodeOf(err: GatewayError): number {
 
 /**
  * Beside `error`, every error body under the EMIS prefixes carries `errors: [{code: <integer>, detail}]`
- * (architecture §12.12): the EMIS client ignores HTTP statuses, reads `errors` first, and dies on an
+ * so the vendor's own client can read a gateway error: the EMIS client ignores HTTP statuses, reads `errors` first, and dies on an
  * object or a non-numeric code. Gateway-made errors (401, 403, 404, 429, 5xx) included.
  */
 export function emisErrorShape(

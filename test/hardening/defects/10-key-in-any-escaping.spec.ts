@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
 import { GatewayError } from '../../../src/core/errors/gateway-error.js';
 import { SecretMatcher } from '../../../src/core/logging/secret-forms.js';
 import { SecretRedactor } from '../../../src/core/logging/secret-redactor.js';
 import type { ProxyRequest, ProxyResponse } from '../../../src/proxy/pipeline.types.js';
 import { keyEchoStage } from '../../../src/proxy/stages/key-echo.stage.js';
 import { settled } from '../../helpers/answer.js';
+import { streamedThroughKeyEcho } from './support/key-echo-vendor.js';
 
 // A vendor secret echoed in an escaping a real vendor stack produces (PHP's `\/`, `\u002f`, HTML and XML
 // references, double encodings, either hex case, mixed within one echo) is found and masked, in a body,
@@ -91,16 +91,8 @@ describe('defect 10: a vendor secret in any escaping a vendor stack produces', (
     '%s: masked in a streamed file whatever the chunk boundaries',
     async (_name, escape) => {
       const text = `head ${escape(key)} tail`;
-      const stage = keyEchoStage({ secrets: () => [key], redact: (t) => t });
       for (const cut of [1, 7, Math.floor(text.length / 2), text.length - 6]) {
-        const res = await stage(async () => ({
-          status: 200,
-          headers: {},
-          body: Readable.from([Buffer.from(text.slice(0, cut)), Buffer.from(text.slice(cut))]),
-        }))({} as ProxyRequest);
-        const chunks: Buffer[] = [];
-        for await (const c of res.body as Readable) chunks.push(c as Buffer);
-        const out = Buffer.concat(chunks).toString();
+        const out = await streamedThroughKeyEcho(key, text, cut);
         expect(out).toHaveLength(text.length);
         expect(out).toMatch(/^head \*+ tail$/);
       }

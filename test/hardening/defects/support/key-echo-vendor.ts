@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import type { ProxyRequest } from '../../../../src/proxy/pipeline.types.js';
+import { keyEchoStage } from '../../../../src/proxy/stages/key-echo.stage.js';
 import { recordSecret } from '../../../observability/log-capture.js';
 
 /**
@@ -226,4 +229,20 @@ export function vendorEnv(vendor: KeyEchoVendor, keys: VendorKeys): Record<strin
     UPSTREAM_DEALS_USERNAME: 'atrium',
     UPSTREAM_DEALS_PASSWORD: keys.dealsPassword,
   };
+}
+
+/**
+ * A streamed answer of `text`, sent in two chunks cut at `cut`, through the key-echo stage holding `key`:
+ * the text a client reads.
+ */
+export async function streamedThroughKeyEcho(key: string, text: string, cut: number): Promise<string> {
+  const stage = keyEchoStage({ secrets: () => [key], redact: (t) => t });
+  const res = await stage(async () => ({
+    status: 200,
+    headers: {},
+    body: Readable.from([Buffer.from(text.slice(0, cut)), Buffer.from(text.slice(cut))]),
+  }))({} as ProxyRequest);
+  const chunks: Buffer[] = [];
+  for await (const c of res.body as Readable) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString();
 }
