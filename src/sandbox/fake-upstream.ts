@@ -290,7 +290,8 @@ export class FakeUpstream {
     }
 
     const fakeReq: FakeRequest = {
-      method,
+      // HEAD is served as GET, as the vendors' web stacks (PHP, Spring) do; Node sends no body for a HEAD.
+      method: method === 'HEAD' ? 'GET' : method,
       path: path.startsWith(this.basePath) ? path.slice(this.basePath.length) : path,
       query,
       headers: req.headers,
