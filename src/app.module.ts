@@ -20,7 +20,7 @@ import { UPSTREAMS } from './upstreams/index.js';
 import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
 import { UpstreamsModule } from './upstreams/upstreams.module.js';
 import { ViewsModule } from './views/views.module.js';
-import { UNSERVED_ROUTE_TABLES } from './views/views.registry.js';
+import { UNSERVED_ROUTE_TABLES } from './proxy/unserved.js';
 
 export interface AppOptions {
   readonly config: AtriumConfig;

@@ -1,12 +1,13 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Consumer } from '../core/auth/consumer.js';
-import type { RequestTrace } from '../core/tracing/trace-context.js';
+import { endSpanWith, nestedTrace, type RequestTrace } from '../core/tracing/trace-context.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { buildEnvelope } from '../core/errors/error-envelope.js';
 import { ErrorShapeRegistry } from '../core/errors/error-shape.registry.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
 import type { RouteDefinition } from '../proxy/pipeline.types.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { notConfigured, UNSERVED_ROUTE_TABLES, type UnservedInterface } from '../proxy/unserved.js';
 import { parseQuery } from '../core/http/query-string.js';
 import { RouteCaller } from '../route-calls/route-caller.js';
 import type { BatchCall, BatchItem } from './batch-request.js';
@@ -101,13 +102,18 @@ export function decodeBody(
 export class BatchService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Batch');
   private matcher = new RouteMatcher([]);
+  /** Prefix → interface not served: its items answer as a direct call does (404 UPSTREAM_NOT_CONFIGURED). */
+  private readonly unserved = new Map<string, UnservedInterface>();
 
   constructor(
     private readonly caller: RouteCaller,
     private readonly proxy: ProxyService,
     private readonly shapes: ErrorShapeRegistry,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
-  ) {}
+    @Optional() @Inject(UNSERVED_ROUTE_TABLES) unserved: readonly UnservedInterface[] = [],
+  ) {
+    for (const u of unserved) for (const p of u.prefixes) this.unserved.set(p, u);
+  }
 
   /** Upstream modules register in their onModuleInit; by bootstrap every route table is known. */
   onApplicationBootstrap(): void {
@@ -171,6 +177,11 @@ export class BatchService implements OnApplicationBootstrap {
       if (e instanceof GatewayError) return { refusal: e };
       throw e;
     }
+    const unserved = this.unserved.get(path.segments[0] ?? '');
+    if (unserved)
+      return {
+        refusal: notConfigured(unserved),
+      };
     const match = this.matcher.matchSegments('GET', path.segments);
     if (!match)
       return {
@@ -201,7 +212,32 @@ export class BatchService implements OnApplicationBootstrap {
     };
   }
 
+  /** Runs an item under a span of its own (when spans are exported): its vendor calls are that span's children. */
   private async runItem(
+    item: BatchItem,
+    plan: ItemPlan,
+    i: number,
+    caller: BatchCaller,
+    signal: AbortSignal,
+  ): Promise<BatchItemResult> {
+    const { trace, span } = nestedTrace(caller.trace, 'batch item', {
+      'atrium.batch.item': item.id,
+      'atrium.batch.index': i,
+      'atrium.route': plan.route?.id ?? 'unmatched',
+    });
+    if (span === undefined) return this.runItemAs(item, plan, i, caller, signal);
+    try {
+      const r = await this.runItemAs(item, plan, i, { ...caller, trace }, signal);
+      endSpanWith(span, r.status, (r.body as { error?: { code?: unknown } } | undefined)?.error?.code);
+      return r;
+    } catch (e) {
+      span.fail(e);
+      span.end();
+      throw e;
+    }
+  }
+
+  private async runItemAs(
     item: BatchItem,
     plan: ItemPlan,
     i: number,

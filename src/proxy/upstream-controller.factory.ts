@@ -19,6 +19,7 @@ import { ROUTE_DOCS, type RouteDocsMeta, type UpstreamDocs } from '../core/ports
 import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
 import { nestPathOf, requestHeadersOf, type ProxyCall } from './request-builder.js';
 import { ProxyService, sendProxyResponse } from './proxy.service.js';
+import { notConfigured } from './unserved.js';
 
 /** Metadata on every generated handler: the route it serves (logs, metrics, docs, policy tests). */
 export const ROUTE_DEFINITION = Symbol('RouteDefinition');
@@ -98,10 +99,7 @@ export function createUpstreamController(table: UpstreamRouteTable, served = tru
         }
       : // Not served (ATRIUM_UPSTREAMS): the route stays in /docs, and answers 404 before any key or quota.
         function (): never {
-          throw new GatewayError('UPSTREAM_NOT_CONFIGURED', {
-            upstream: table.name,
-            message: `This deployment does not serve ${table.title ?? table.name} (/${table.prefixes[0]}): ATRIUM_UPSTREAMS leaves it out.`,
-          });
+          throw notConfigured(table);
         };
     Object.defineProperty(handler, 'name', { value: name });
     Object.defineProperty(proto, name, {

@@ -38,13 +38,33 @@ export function sniffContentType(text: string): string {
   return 'text/plain';
 }
 
+/** JSON as JavaScript writes it. */
+export function plainJson(value: unknown): string {
+  return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * JSON as PHP's `json_encode` writes it with its default flags (the EMIS stacks): `/` as `\/` and every
+ * character beyond ASCII as `\uXXXX` (UTF-16 units). Both occur only inside strings, so the text is
+ * rewritten as a whole.
+ */
+export function phpJson(value: unknown): string {
+  return plainJson(value)
+    .replace(/\//g, '\\/')
+    .replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Writes a reply, unless the client has gone or the headers are out already. */
-export function writeReply(res: ServerResponse, reply: FakeReply): void {
+export function writeReply(
+  res: ServerResponse,
+  reply: FakeReply,
+  json: (value: unknown) => string = plainJson,
+): void {
   if (res.destroyed || res.headersSent) return;
   const status = reply.status ?? 200;
   const headers = lowerKeys(reply.headers);
   if ('json' in reply) {
-    const text = reply.xml ? toXml(reply.json) : (JSON.stringify(reply.json) ?? 'null');
+    const text = reply.xml ? toXml(reply.json) : json(reply.json);
     headers['content-type'] ??= reply.xml
       ? 'application/xml; charset=utf-8'
       : 'application/json; charset=utf-8';

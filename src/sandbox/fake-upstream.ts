@@ -6,7 +6,14 @@ import type { AddressInfo, Socket } from 'node:net';
 import { type FakeBehaviour, rateLimitHeaders } from './fake-behaviour.js';
 import { DEFAULT_FILE_BYTES, generatedFileStream, oversizeJson } from './fake-bodies.js';
 import { genericControl } from './fake-control.js';
-import { type FakeReply, lowerKeys, sniffContentType, withEcho, writeReply } from './fake-reply.js';
+import {
+  type FakeReply,
+  lowerKeys,
+  plainJson,
+  sniffContentType,
+  withEcho,
+  writeReply,
+} from './fake-reply.js';
 import type {
   AuthResult,
   FakeHandler,
@@ -283,7 +290,8 @@ export class FakeUpstream {
     }
 
     const fakeReq: FakeRequest = {
-      method,
+      // HEAD is served as GET, as the vendors' web stacks (PHP, Spring) do; Node sends no body for a HEAD.
+      method: method === 'HEAD' ? 'GET' : method,
       path: path.startsWith(this.basePath) ? path.slice(this.basePath.length) : path,
       query,
       headers: req.headers,
@@ -384,7 +392,12 @@ export class FakeUpstream {
     });
   }
 
+  /** How this vendor's stack writes JSON (PHP stacks escape differently from JavaScript ones). */
+  protected encodeJson(value: unknown): string {
+    return plainJson(value);
+  }
+
   private send(res: ServerResponse, reply: FakeReply): void {
-    writeReply(res, reply);
+    writeReply(res, reply, (v) => this.encodeJson(v));
   }
 }

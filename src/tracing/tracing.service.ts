@@ -35,21 +35,45 @@ function wrap(span: Span): ActiveSpan {
     fail: (err) =>
       void span.setStatus({
         code: SpanStatusCode.ERROR,
-        message: err instanceof GatewayError ? err.code : err instanceof Error ? err.name : undefined,
+        message:
+          typeof err === 'string'
+            ? err
+            : err instanceof GatewayError
+              ? err.code
+              : err instanceof Error
+                ? err.name
+                : undefined,
       }),
     end: () => span.end(),
   };
 }
 
+/** Starts spans under one parent span (the request's, or a batch item's or view part's under it). */
+class SpansUnder implements SpanStarter {
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly parent: Context,
+  ) {}
+
+  start(name: string, kind: 'internal' | 'client', attributes?: Record<string, string | number>): ActiveSpan {
+    return wrap(this.tracer.startSpan(name, { kind: KIND[kind], attributes }, this.parent));
+  }
+
+  nest(name: string, attributes?: Record<string, string | number>): { span: ActiveSpan; spans: SpanStarter } {
+    const span = this.tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, this.parent);
+    return { span: wrap(span), spans: new SpansUnder(this.tracer, otelTrace.setSpan(ROOT_CONTEXT, span)) };
+  }
+}
+
 /** The request's trace when spans are exported: ids from the SDK's server span, children under it. */
-class RecordedTrace implements SpanStarter {
+class RecordedTrace implements RequestTrace {
   readonly traceId: string;
   readonly spanId: string;
   readonly flags: string;
-  private readonly parent: Context;
+  readonly spans: SpanStarter;
 
   constructor(
-    private readonly tracer: Tracer,
+    tracer: Tracer,
     readonly span: Span,
     readonly tracestate: string | undefined,
   ) {
@@ -57,15 +81,7 @@ class RecordedTrace implements SpanStarter {
     this.traceId = sc.traceId;
     this.spanId = sc.spanId;
     this.flags = (sc.traceFlags & 1) === 1 ? '01' : '00';
-    this.parent = otelTrace.setSpan(ROOT_CONTEXT, span);
-  }
-
-  get spans(): SpanStarter {
-    return this;
-  }
-
-  start(name: string, kind: 'internal' | 'client', attributes?: Record<string, string | number>): ActiveSpan {
-    return wrap(this.tracer.startSpan(name, { kind: KIND[kind], attributes }, this.parent));
+    this.spans = new SpansUnder(tracer, otelTrace.setSpan(ROOT_CONTEXT, span));
   }
 }
 

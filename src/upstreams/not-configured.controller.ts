@@ -3,6 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { Public } from '../core/auth/auth.decorators.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
+import { notConfigured } from '../proxy/unserved.js';
 import type { UpstreamDeclaration } from './upstream-declaration.js';
 
 /**
@@ -22,12 +23,7 @@ export function createNotConfiguredController(unserved: readonly UpstreamDeclara
     @All(paths)
     refuse(@Req() req: FastifyRequest): never {
       const d = owner.get(req.url.split(/[/?]/)[1] ?? '');
-      throw new GatewayError('UPSTREAM_NOT_CONFIGURED', {
-        ...(d && {
-          upstream: d.name,
-          message: `This deployment does not serve ${d.title} (/${d.prefixes[0]}): ATRIUM_UPSTREAMS leaves it out.`,
-        }),
-      });
+      throw d ? notConfigured(d) : new GatewayError('UPSTREAM_NOT_CONFIGURED');
     }
   }
   return NotConfiguredController;

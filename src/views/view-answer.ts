@@ -56,7 +56,9 @@ function textOf(value: unknown): PartText {
 export function composeAnswer(view: ViewDefinition, run: ViewRun, fields?: FieldSelection): ViewAnswer {
   const parts: Record<string, PartReport> = {};
   for (const p of view.parts) parts[p.name] = reportOf(run, p.name);
-  const failed = view.parts.find((p) => !p.optional && run.outcomes.get(p.name)!.status !== 200);
+  const failed =
+    view.parts.find((p) => p.name === run.blockedBy) ??
+    view.parts.find((p) => !p.optional && run.outcomes.get(p.name)!.status !== 200);
   if (failed) {
     const o = run.outcomes.get(failed.name)!;
     const envelope = o.envelope!;

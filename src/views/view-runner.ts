@@ -2,6 +2,7 @@ import { buildEnvelope, type ErrorEnvelope } from '../core/errors/error-envelope
 import { GatewayError } from '../core/errors/gateway-error.js';
 import { selectFields } from '../core/http/field-selection.js';
 import { stringifyQuery, type QueryPairs } from '../core/http/query-string.js';
+import { endSpanWith, nestedTrace } from '../core/tracing/trace-context.js';
 import type { RouteCaller, RouteCallerIdentity, RouteCallResult } from '../route-calls/route-caller.js';
 import type { ViewDefinition, ViewPart } from './view-definition.js';
 import { resolveTemplate, type TemplateContext } from './view-template.js';
@@ -26,6 +27,8 @@ export interface PartOutcome {
 export interface ViewRun {
   readonly outcomes: ReadonlyMap<string, PartOutcome>;
   readonly timedOut: boolean;
+  /** The required part that kept the view from running (its interface is not served). */
+  readonly blockedBy?: string;
 }
 
 export interface ViewRunInput {
@@ -37,6 +40,11 @@ export interface ViewRunInput {
   readonly timeoutMs: number;
   /** Interfaces this deployment does not serve: their parts do not run (404 UPSTREAM_NOT_CONFIGURED). */
   readonly unserved?: ReadonlySet<string>;
+  /**
+   * A required part whose interface is not served: the view cannot answer, so no other part runs either
+   * (each is reported with that part's code), and the answer is the usual one of a failed required part.
+   */
+  readonly blockedBy?: { readonly part: string; readonly upstream: string };
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
@@ -168,7 +176,12 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
   const running = new Map<string, Promise<PartOutcome>>();
   const started = performance.now();
 
-  const runPart = async (part: ViewPart, i: number, deps: readonly PartOutcome[]): Promise<PartOutcome> => {
+  const runPart = async (
+    part: ViewPart,
+    i: number,
+    deps: readonly PartOutcome[],
+    as: RouteCallerIdentity,
+  ): Promise<PartOutcome> => {
     const partStarted = performance.now();
     const partRequestId = `${requestId.slice(0, 120)}:${i}`;
     const failed = deps.find((d) => d.status !== 200);
@@ -195,6 +208,17 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
         partStarted,
         'skipped',
       );
+    const blocked = input.blockedBy;
+    if (blocked)
+      return madeError(
+        new GatewayError('UPSTREAM_NOT_CONFIGURED', {
+          upstream: blocked.upstream,
+          message: `Not run: the view cannot answer without part "${blocked.part}", whose ${blocked.upstream} interface this deployment does not serve.`,
+        }),
+        partRequestId,
+        partStarted,
+        'skipped',
+      );
     const target = partUrl(part, ctx);
     if ('missing' in target)
       return madeError(
@@ -205,7 +229,7 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
       );
     if (aborted)
       return madeError(new GatewayError('UPSTREAM_TIMEOUT'), partRequestId, partStarted, 'timeout');
-    const res = await caller.call(input.caller, {
+    const res = await caller.call(as, {
       route: part.route,
       url: target.url,
       params: target.params,
@@ -217,12 +241,26 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
 
   const start = async (part: ViewPart, i: number): Promise<PartOutcome> => {
     let o: PartOutcome;
+    const deps = await Promise.all(part.dependsOn.map((d) => running.get(d)!));
+    // The part's own span (when spans are exported) from when its inputs are ready: its vendor calls are
+    // its children, and carry its id in their traceparent.
+    const { trace, span } = nestedTrace(input.caller.trace, 'view part', {
+      'atrium.view': view.name,
+      'atrium.view.part': part.name,
+      'atrium.route': part.route.id,
+      'atrium.upstream': part.upstream,
+    });
     try {
-      const deps = await Promise.all(part.dependsOn.map((d) => running.get(d)!));
-      o = await runPart(part, i, deps);
+      o = await runPart(part, i, deps, span ? { ...input.caller, trace } : input.caller);
     } catch (e) {
       const err = aborted ? new GatewayError('UPSTREAM_TIMEOUT') : new GatewayError('INTERNAL', { cause: e });
-      return { ...madeError(err, requestId, started, aborted ? 'timeout' : 'error'), name: part.name };
+      o = { ...madeError(err, requestId, started, aborted ? 'timeout' : 'error'), name: part.name };
+      if (span) endSpanWith(span, o.status, o.envelope?.error.code);
+      return o;
+    }
+    if (span) {
+      span.setAttribute('atrium.result', o.result);
+      endSpanWith(span, o.status, o.envelope?.error.code);
     }
     const named = o.name === part.name ? o : { ...o, name: part.name };
     if (!aborted) {
@@ -265,7 +303,7 @@ async function settleWithin(
         durationMs: input.timeoutMs,
       });
     }
-  return { outcomes, timedOut };
+  return { outcomes, timedOut, ...(input.blockedBy && { blockedBy: input.blockedBy.part }) };
 }
 
 /** A part's data as it appears in the answer: its own field selection applied. */

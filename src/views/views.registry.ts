@@ -10,11 +10,9 @@ import {
 } from '@nestjs/common';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { UNSERVED_ROUTE_TABLES } from '../proxy/unserved.js';
 import type { ViewDefinition, ViewSet } from './view-definition.js';
 import { loadViewsFile, ViewsFileError, type RouteCatalogEntry } from './views-file.js';
-
-/** The route tables of the interfaces this deployment does not serve (AppModule provides them). */
-export const UNSERVED_ROUTE_TABLES = Symbol('UnservedRouteTables');
 
 /** The shipped views, read when ATRIUM_VIEWS_FILE is unset (relative to the working directory, the repository). */
 export const DEFAULT_VIEWS_FILE = 'config/views.yaml';

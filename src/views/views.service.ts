@@ -22,7 +22,8 @@ export interface ViewCall {
 
 interface UnservedParts {
   readonly names: ReadonlySet<string>;
-  readonly refusal?: { readonly upstream: string; readonly message: string };
+  /** The first required part that reads an interface not served: the view fails on it. */
+  readonly blockedBy?: { readonly part: string; readonly upstream: string };
 }
 
 /** What the controller sends: an answer, or 304 for a matching `If-None-Match`. */
@@ -81,19 +82,12 @@ export class ViewsService {
     let u = this.unserved.get(view);
     if (u === undefined) {
       const names = new Set(view.parts.map((p) => p.upstream).filter((n) => !this.config.upstreams[n]));
-      const needed = [
-        ...new Set(view.parts.filter((p) => !p.optional && names.has(p.upstream)).map((p) => p.upstream)),
-      ];
+      const needed = view.parts.find((p) => !p.optional && names.has(p.upstream));
       u = names.size
         ? {
             names,
-            // A required part that cannot run: the view says so instead of answering without it.
-            refusal: needed.length
-              ? {
-                  upstream: needed[0],
-                  message: `View "${view.name}" needs the ${needed.join(' and ')} interface, which this deployment does not serve.`,
-                }
-              : undefined,
+            // A required part that cannot run: the view fails on it, as on any failed required part.
+            ...(needed && { blockedBy: { part: needed.name, upstream: needed.upstream } }),
           }
         : null;
       this.unserved.set(view, u);
@@ -150,7 +144,6 @@ export class ViewsService {
         message: `No view named "${call.name}"; GET /views lists them.`,
       });
     const unserved = this.unservedOf(view);
-    if (unserved?.refusal) throw new GatewayError('UPSTREAM_NOT_CONFIGURED', unserved.refusal);
     const request = readViewRequest(view, call.query, {
       defaultMs: this.timeoutOf(view),
       maxMs: this.config.views.maxTimeoutMs,
@@ -162,6 +155,7 @@ export class ViewsService {
       requestId: call.requestId,
       timeoutMs: request.timeoutMs,
       ...(unserved && { unserved: unserved.names }),
+      ...(unserved?.blockedBy && { blockedBy: unserved.blockedBy }),
     });
     return this.answer(view, call, request.fields, run, started);
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
@@ -22,6 +22,26 @@ describe('a gateway serving only the macroeconomic interface', () => {
   const dir = mkdtempSync(join(tmpdir(), 'atrium-some-'));
   let gw: SpawnedGateway;
   const get = (path: string) => http(gw.url + path, { headers: { authorization: `Bearer ${app.key}` } });
+  /** The shipped views and one whose optional part reads the company interface. */
+  const viewsFile = () => {
+    const path = join(dir, 'views.yaml');
+    const extra = [
+      '  series-with-company:',
+      '    description: A series and, optionally, a company.',
+      '    params:',
+      "      id: { type: string, required: true, example: '310902320' }",
+      '    parts:',
+      '      series:',
+      '        route: /macro/series/{id}/metadata',
+      "        path: { id: '{{ params.id }}' }",
+      '      company:',
+      '        route: company.companies.get',
+      "        path: { id: '{{ params.id }}' }",
+      '        optional: true',
+    ].join('\n');
+    writeFileSync(path, `${readFileSync(resolve(__dirname, '../../config/views.yaml'), 'utf8')}\n${extra}\n`);
+    return path;
+  };
 
   beforeAll(async () => {
     await fake.start();
@@ -32,6 +52,7 @@ describe('a gateway serving only the macroeconomic interface', () => {
         UPSTREAM_MACRO_BASE_URL: fake.url,
         UPSTREAM_MACRO_TOKEN: TOKEN,
         ATRIUM_CONSUMERS_FILE: writeConsumersFile(dir, [app.consumer]),
+        ATRIUM_VIEWS_FILE: viewsFile(),
       }),
       40_000,
     );
@@ -88,13 +109,70 @@ describe('a gateway serving only the macroeconomic interface', () => {
     expect(doc.tags.find((t: { name: string }) => t.name === 'company')['x-atrium-not-served']).toBe(true);
   });
 
-  it('a view that needs an interface not served says so; one within macro answers', async () => {
+  it('a view whose required part needs an interface not served fails on that part, in the usual form, calling nothing', async () => {
+    const before = fake.requests.length;
     const company = await get('/views/company-overview?id=123');
     expect(company.status).toBe(404);
-    expect(company.json().error).toMatchObject({ code: 'UPSTREAM_NOT_CONFIGURED', upstream: 'company' });
-    expect(company.json().error.message).toMatch(/View "company-overview" needs the company interface/);
-    const series = await get('/views/series-overview?id=310902320');
-    expect(series.status).toBe(200);
+    const body = company.json();
+    expect(body.error).toMatchObject({
+      code: 'UPSTREAM_NOT_CONFIGURED',
+      upstream: 'company',
+      view: 'company-overview',
+      part: 'company',
+    });
+    expect(body.error.message).toMatch(
+      /^Part "company": Not run: this deployment does not serve the company/,
+    );
+    // Every part reported, none run: the view cannot answer without its required part.
+    expect(Object.keys(body.parts)).toEqual(['company', 'statement', 'financials', 'documents', 'deals']);
+    for (const p of Object.values<{ status: number; error: { code: string } }>(body.parts))
+      expect(p).toMatchObject({ status: 404, error: { code: 'UPSTREAM_NOT_CONFIGURED' } });
+    expect(fake.requests.length).toBe(before);
+  });
+
+  it('a view whose optional part needs an interface not served answers without it, naming the code', async () => {
+    const res = await get('/views/series-with-company?id=310902320');
+    expect(res.status).toBe(200);
+    const body = res.json();
+    expect(body.complete).toBe(false);
+    expect(body.data.company).toBeNull();
+    expect(body.parts.series.status).toBe(200);
+    expect(body.parts.company).toMatchObject({
+      status: 404,
+      error: { code: 'UPSTREAM_NOT_CONFIGURED', upstream: 'company' },
+    });
+    expect((await get('/views/series-overview?id=310902320')).status).toBe(200);
+  });
+
+  it('a batch item for an interface not served answers as the direct call does (404 UPSTREAM_NOT_CONFIGURED)', async () => {
+    const res = await http(gw.url + '/batch', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        requests: [
+          { id: 'macro', path: '/macro/feeds?limit=1' },
+          { id: 'company', path: '/company/companies/123' },
+          { id: 'news', path: '/news/Search/query?q=x' },
+          { id: 'deals-unknown-path', path: '/dw/no/such/route' },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const items = res.json().items as Array<{ id: string; status: number; body: { error?: object } }>;
+    expect(items.map((i) => [i.id, i.status])).toEqual([
+      ['macro', 200],
+      ['company', 404],
+      ['news', 404],
+      ['deals-unknown-path', 404],
+    ]);
+    const direct = (await get('/company/companies/123')).json().error;
+    expect(items[1].body.error).toMatchObject({
+      code: 'UPSTREAM_NOT_CONFIGURED',
+      upstream: 'company',
+      message: direct.message,
+    });
+    expect(items[2].body.error).toMatchObject({ code: 'UPSTREAM_NOT_CONFIGURED', upstream: 'documents' });
+    expect(items[3].body.error).toMatchObject({ code: 'UPSTREAM_NOT_CONFIGURED', upstream: 'deals' });
   });
 });
 

@@ -85,6 +85,11 @@ export const SYSTEM_PARTS = {
     install: 'apt-get install nginx-light',
     missing: () => (runs('nginx', ['-v']) ? undefined : 'not on the PATH'),
   },
+  curl: {
+    what: 'curl',
+    install: 'apt-get install curl',
+    missing: () => (runs('curl', ['--version']) ? undefined : 'not on the PATH'),
+  },
   helm: {
     what: 'helm',
     install: 'npm run helm:install (or set ATRIUM_HELM to a helm binary)',

@@ -106,7 +106,10 @@ describe.each([
     async (fn) => {
       const login = await call(`${fake.url}/Auth/login/?username=${USER}&password=${PASS}`);
       const session = login.json.data.sessionId as string;
-      const res = fn === 'Auth/login' ? login : await call(`${fake.url}/${fn}/?sessionId=${session}`);
+      const res =
+        fn === 'Auth/login'
+          ? login
+          : await call(`${fake.url}/${fn}/?sessionId=${encodeURIComponent(session)}`);
       expect(res.json.errors).toBeUndefined();
       for (const t of typesIn(res.json)) expect(CLIENT_CLASSES).toContain(t);
     },

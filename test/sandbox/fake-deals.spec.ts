@@ -64,7 +64,11 @@ describe('FakeDealsUpstream', () => {
     expect(missing.status).toBe(200);
     expect(missing.json).toEqual({
       errors: [{ code: EMIS_CODES.PARAMETER_MISSING, detail: 'Missing parameter: dealId' }],
+      // As a PHP stack in debug mode: the request and the credential echoed (the gateway scrubs them).
+      debug: { requestUri: '/dw/DealInfo/getDealInfo/?token=sbx_dw_test', credential: 'sbx_dw_test' },
     });
+    // PHP's json_encode: `/` as `\/`.
+    expect(missing.text).toContain('"requestUri":"\\/dw\\/DealInfo\\/getDealInfo\\/?token=sbx_dw_test"');
     const unknown = await get('/DealInfo/getDealInfo/?dealId=1');
     expect(unknown.json.errors[0].code).toBe(EMIS_CODES.NOT_FOUND);
     const noKey = await call(`${fake.url}/SearchDeal/getDeals/`);
@@ -76,7 +80,9 @@ describe('FakeDealsUpstream', () => {
   it('accepts a sessionId from its own Auth/login/', async () => {
     const login = await call(`${fake.url}/Auth/login/?username=u&password=p`);
     const session = login.json.data.sessionId as string;
-    const res = await call(`${fake.url}/SearchDeal/getDeals/?limit=1&sessionId=${session}`);
+    const res = await call(
+      `${fake.url}/SearchDeal/getDeals/?limit=1&sessionId=${encodeURIComponent(session)}`,
+    );
     expect(res.json.data.deals).toHaveLength(1);
     expect(fake.logins).toBe(1);
   });

@@ -81,11 +81,13 @@ describe('FakeDocumentsUpstream', () => {
       expect(bad.json).toEqual({ errors: [{ code: 2001, detail: 'Invalid username or password' }] });
       expect(fake.logins).toBe(0);
       const session = await login();
-      expect(session).toMatch(/^[0-9a-f]{32}$/);
+      expect(session).toMatch(/^[A-Za-z0-9+/]+\/[A-Za-z0-9+/]+\+[A-Za-z0-9+/]+={0,2}$/);
       expect(fake.logins).toBe(1);
-      const res = await call(`${fake.url}/Search/query/?countries[0]=PL&sessionId=${session}`);
+      const res = await call(
+        `${fake.url}/Search/query/?countries[0]=PL&sessionId=${encodeURIComponent(session)}`,
+      );
       expect(res.json.data._type).toBe('Emis\\Entity\\Api\\Document\\Result');
-      const user = await call(`${fake.url}/Auth/getUserData/?sessionId=${session}`);
+      const user = await call(`${fake.url}/Auth/getUserData/?sessionId=${encodeURIComponent(session)}`);
       expect(user.json.data).toMatchObject({ username: USER });
       expect(user.json.data._type).toBeUndefined();
     });
@@ -102,9 +104,13 @@ describe('FakeDocumentsUpstream', () => {
     it('expires sessions after sessionTtlMs on its clock', async () => {
       const session = await login();
       clock.advance(59_000);
-      expect((await call(`${fake.url}/Dictionary/getTopics/?sessionId=${session}`)).json.data).toBeDefined();
+      expect(
+        (await call(`${fake.url}/Dictionary/getTopics/?sessionId=${encodeURIComponent(session)}`)).json.data,
+      ).toBeDefined();
       clock.advance(2_000);
-      const expired = await call(`${fake.url}/Dictionary/getTopics/?sessionId=${session}`);
+      const expired = await call(
+        `${fake.url}/Dictionary/getTopics/?sessionId=${encodeURIComponent(session)}`,
+      );
       expect(expired.status).toBe(200);
       expect(expired.json).toEqual({ errors: [{ code: 2002, detail: 'Session expired' }] });
       const unknown = await call(`${fake.url}/Dictionary/getTopics/?sessionId=deadbeef`);
@@ -115,29 +121,40 @@ describe('FakeDocumentsUpstream', () => {
       fake.expireSessions(); // sessions of earlier tests survive reset() on purpose
       const a = await login();
       expect(fake.expireSessions()).toBe(1);
-      expect((await call(`${fake.url}/Dictionary/getTopics/?sessionId=${a}`)).json.errors[0].code).toBe(2002);
+      expect(
+        (await call(`${fake.url}/Dictionary/getTopics/?sessionId=${encodeURIComponent(a)}`)).json.errors[0]
+          .code,
+      ).toBe(2002);
       const b = await login();
       const ctl = await call(`${fake.controlUrl}/expire-sessions`, { method: 'POST' });
       expect(ctl.json).toEqual({ expired: 1 });
-      expect((await call(`${fake.url}/Dictionary/getTopics/?sessionId=${b}`)).json.errors[0].code).toBe(2002);
+      expect(
+        (await call(`${fake.url}/Dictionary/getTopics/?sessionId=${encodeURIComponent(b)}`)).json.errors[0]
+          .code,
+      ).toBe(2002);
       const c = await login();
       expect((await call(`${fake.controlUrl}/sessions`)).json).toEqual({ active: 1, logins: 3 });
-      const out = await call(`${fake.url}/Auth/logout/?sessionId=${c}`);
+      const out = await call(`${fake.url}/Auth/logout/?sessionId=${encodeURIComponent(c)}`);
       expect(out.json.data).toEqual({ loggedOut: true });
-      expect((await call(`${fake.url}/Dictionary/getTopics/?sessionId=${c}`)).json.errors[0].code).toBe(2002);
+      expect(
+        (await call(`${fake.url}/Dictionary/getTopics/?sessionId=${encodeURIComponent(c)}`)).json.errors[0]
+          .code,
+      ).toBe(2002);
     });
 
     it('keeps sessions across reset() but zeroes the login count', async () => {
       const session = await login();
       fake.reset();
       expect(fake.logins).toBe(0);
-      expect((await call(`${fake.url}/Dictionary/getTopics/?sessionId=${session}`)).json.data).toBeDefined();
+      expect(
+        (await call(`${fake.url}/Dictionary/getTopics/?sessionId=${encodeURIComponent(session)}`)).json.data,
+      ).toBeDefined();
     });
 
     it('echoes the session id with echoCredential', async () => {
       const session = await login();
       fake.behave({ echoCredential: true });
-      const res = await call(`${fake.url}/Dictionary/getTopics/?sessionId=${session}`);
+      const res = await call(`${fake.url}/Dictionary/getTopics/?sessionId=${encodeURIComponent(session)}`);
       expect(res.json.echoedCredential).toBe(session);
     });
   });

@@ -3,7 +3,7 @@ import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { OtlpReceiver } from './otlp-receiver.js';
+import { OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_tracing_secret_3f90';
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
@@ -22,6 +22,8 @@ describe('traces exported over OTLP/HTTP', () => {
     env: () => ({
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: 'atrium-under-test',
+      // Macro only: the batch test's company item is an interface not served.
+      ATRIUM_UPSTREAMS: 'macro',
       OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=data%20apps,service.name=ignored',
       UPSTREAM_MACRO_RETRY_ATTEMPTS: '2',
       UPSTREAM_MACRO_RETRY_BASE_MS: '10',
@@ -81,6 +83,106 @@ describe('traces exported over OTLP/HTTP', () => {
     const attempts = spans.filter((s) => s.name === 'vendor call');
     expect(sent.map((m) => m?.[2]).sort()).toEqual(attempts.map((s) => s.spanId).sort());
     expect(attempts.map((s) => s.attributes['http.response.status_code']).sort()).toEqual([200, 503]);
+  });
+
+  /** This trace's spans once `ready` says all are in. */
+  const spansOf = (traceId: string, ready: (mine: ReceivedSpan[]) => boolean) =>
+    eventually(
+      () => {
+        const mine = receiver.spans.filter((s) => s.traceId === traceId);
+        return ready(mine) ? mine : undefined;
+      },
+      { what: 'spans exported' },
+    );
+  /** The parent span id in the traceparent each vendor request carried (of this trace only). */
+  const vendorParents = (traceId: string) =>
+    fake.requests
+      .map((r) => TRACEPARENT.exec(String(r.headers.traceparent)))
+      .filter((m) => m?.[1] === traceId)
+      .map((m) => m![2]);
+
+  it('each batch item gets its own span under the request, and its vendor call carries that span', async () => {
+    const traceId = hex(32);
+    const parent = hex(16);
+    const res = await http(gw.url + '/batch', {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${app.key}`,
+        'content-type': 'application/json',
+        traceparent: `00-${traceId}-${parent}-01`,
+      },
+      body: JSON.stringify({
+        requests: [
+          { id: 'feeds', path: '/macro/feeds?limit=3' },
+          { id: 'meta', path: '/macro/series/310902320/metadata' },
+          { id: 'company', path: '/company/companies/1' },
+        ],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.json().items.map((i: { status: number }) => i.status)).toEqual([200, 200, 404]);
+    const spans = await spansOf(
+      traceId,
+      (mine) =>
+        mine.filter((s) => s.name === 'batch item').length === 3 &&
+        mine.filter((s) => s.name === 'vendor call').length === 2 &&
+        mine.some((s) => s.parentSpanId === parent),
+    );
+    const server = spans.find((s) => s.parentSpanId === parent)!;
+    expect(server.name).toBe('POST /batch');
+    const items = spans.filter((s) => s.name === 'batch item');
+    expect(items.every((s) => s.parentSpanId === server.spanId)).toBe(true);
+    const byItem = Object.fromEntries(items.map((s) => [s.attributes['atrium.batch.item'], s]));
+    expect(byItem.feeds.attributes).toMatchObject({
+      'atrium.route': 'macro.feeds.list',
+      'atrium.batch.index': 0,
+      'http.response.status_code': 200,
+    });
+    expect(byItem.meta.attributes).toMatchObject({ 'http.response.status_code': 200 });
+    expect(byItem.company.attributes).toMatchObject({
+      'http.response.status_code': 404,
+      'atrium.error_code': 'UPSTREAM_NOT_CONFIGURED',
+    });
+    expect(byItem.company.status).toMatchObject({ code: 2, message: 'UPSTREAM_NOT_CONFIGURED' });
+    // Each vendor call is a child of its item's span, and the vendor saw that call's span as its parent.
+    const calls = spans.filter((s) => s.name === 'vendor call');
+    expect(calls.map((s) => s.parentSpanId).sort()).toEqual([byItem.feeds.spanId, byItem.meta.spanId].sort());
+    expect(vendorParents(traceId).sort()).toEqual(calls.map((s) => s.spanId).sort());
+  });
+
+  it('each view part gets its own span under the request, and its vendor call carries that span', async () => {
+    const traceId = hex(32);
+    const parent = hex(16);
+    const res = await http(gw.url + '/views/series-overview?id=310112', {
+      headers: { authorization: `Bearer ${app.key}`, traceparent: `00-${traceId}-${parent}-01` },
+    });
+    expect(res.status).toBe(200);
+    const spans = await spansOf(
+      traceId,
+      (mine) =>
+        mine.filter((s) => s.name === 'view part').length === 3 &&
+        mine.filter((s) => s.name === 'vendor call').length === 3 &&
+        mine.some((s) => s.parentSpanId === parent),
+    );
+    const server = spans.find((s) => s.parentSpanId === parent)!;
+    const parts = spans.filter((s) => s.name === 'view part');
+    expect(parts.every((s) => s.parentSpanId === server.spanId)).toBe(true);
+    expect(
+      Object.fromEntries(parts.map((s) => [s.attributes['atrium.view.part'], s.attributes['atrium.route']])),
+    ).toEqual({
+      data: 'macro.series.data',
+      metadata: 'macro.series.metadata',
+      releases: 'macro.releases.series',
+    });
+    for (const p of parts)
+      expect(p.attributes).toMatchObject({
+        'atrium.view': 'series-overview',
+        'atrium.upstream': 'macro',
+        'http.response.status_code': 200,
+      });
+    const calls = spans.filter((s) => s.name === 'vendor call');
+    expect(calls.map((s) => s.parentSpanId).sort()).toEqual(parts.map((s) => s.spanId).sort());
+    expect(vendorParents(traceId).sort()).toEqual(calls.map((s) => s.spanId).sort());
   });
 
   it('puts the trace id in the error envelope beside requestId', async () => {

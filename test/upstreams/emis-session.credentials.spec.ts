@@ -230,7 +230,7 @@ describe('EmisSessionCredentials against the documents fake', () => {
     expect(fake.activeSessions).toBe(0);
     const logout = fake.requests.find((r) => r.path === '/news/Auth/logout/')!;
     expect(logout.method).toBe('POST');
-    expect(logout.body.toString()).toBe(`sessionId=${sessionOf(req)[0]}`);
+    expect(logout.body.toString()).toBe(`sessionId=${encodeURIComponent(sessionOf(req)[0])}`);
     await expect(creds.inject(request())).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
   });
 

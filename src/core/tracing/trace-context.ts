@@ -13,14 +13,19 @@ declare module 'fastify' {
 export interface ActiveSpan {
   readonly spanId: string;
   setAttribute(name: string, value: string | number | boolean): void;
-  /** Marks the span failed (the error's code or name, never its message: it may hold vendor text). */
+  /**
+   * Marks the span failed: the error's code or name, never its message (it may hold vendor text); a string
+   * is an envelope's error code.
+   */
   fail(err: unknown): void;
   end(): void;
 }
 
-/** Starts children of the gateway's request span. */
+/** Starts children of the gateway's request span (or of a span under it). */
 export interface SpanStarter {
   start(name: string, kind: 'internal' | 'client', attributes?: Record<string, string | number>): ActiveSpan;
+  /** An internal child span, and what starts spans under it (a batch item's or view part's inner call). */
+  nest(name: string, attributes?: Record<string, string | number>): { span: ActiveSpan; spans: SpanStarter };
 }
 
 /**
@@ -105,4 +110,39 @@ export function childSpan(
   attributes?: Record<string, string | number>,
 ): ActiveSpan | undefined {
   return trace?.spans?.start(name, kind, attributes);
+}
+
+/**
+ * An inner call's own span under the request's (a batch item, a view part) and the trace the inner call
+ * runs with: its spans are children of that span, and its vendor calls name it as their parent. Without
+ * span export, the request's trace as it is and no span.
+ */
+export function nestedTrace(
+  trace: RequestTrace | undefined,
+  name: string,
+  attributes?: Record<string, string | number>,
+): { trace?: RequestTrace; span?: ActiveSpan } {
+  const starter = trace?.spans;
+  if (trace === undefined || starter === undefined) return { trace };
+  const { span, spans } = starter.nest(name, attributes);
+  return {
+    span,
+    trace: {
+      traceId: trace.traceId,
+      spanId: span.spanId,
+      flags: trace.flags,
+      ...(trace.tracestate !== undefined && { tracestate: trace.tracestate }),
+      spans,
+    },
+  };
+}
+
+/** Ends an inner call's span with its answer's status; a failed answer marks it failed with its envelope's code. */
+export function endSpanWith(span: ActiveSpan, status: number, errorCode: unknown): void {
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 400) {
+    if (typeof errorCode === 'string') span.setAttribute('atrium.error_code', errorCode);
+    span.fail(typeof errorCode === 'string' ? errorCode : undefined);
+  }
+  span.end();
 }

@@ -4,6 +4,7 @@ import { dateParam, emisArray } from '../fake-params.js';
 import {
   EMIS_CODES,
   EmisError,
+  credentialParam,
   type FakeEmisOptions,
   FakeEmisUpstream,
   emisInt,
@@ -70,8 +71,12 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
     this.usage.length = 0;
   }
 
-  /** A document as the client's Document\\Document, its dictionary entities typed as theirs. */
-  private documentView(d: DocumentRecord, includeBody: boolean): Record<string, unknown> {
+  /**
+   * A document as the client's Document\\Document, its dictionary entities typed as theirs; its links carry
+   * the caller's credential, as the portal's links do (the gateway must sign them or mask it).
+   */
+  private documentView(d: DocumentRecord, includeBody: boolean, credential: string): Record<string, unknown> {
+    const auth = credentialParam(credential, this.token);
     const { body, files, language, countries, companies: cos, topics, industries, ...rest } = d;
     return typed('document', {
       ...rest,
@@ -83,8 +88,10 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
       publication: typed('publication', d.publication),
       publicationTypes: d.publicationTypes.map((t) => typed('publicationType', t)),
       sourceType: typed('sourceType', d.sourceType),
-      files: files.map((f) => typed('file', { ...f, link: `${this.url}/Search/getFile/?key=${f.key}` })),
-      link: `${this.url}/Search/getDocuments/?ids[0]=${d.id}`,
+      files: files.map((f) =>
+        typed('file', { ...f, link: `${this.url}/Search/getFile/?key=${f.key}&${auth}` }),
+      ),
+      link: `${this.url}/Search/getDocuments/?ids[0]=${d.id}&${auth}`,
       ...(includeBody ? { body } : {}),
     });
   }
@@ -122,15 +129,17 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
       );
     });
 
-    this.route('Search/query', ({ params, xml }) => this.ok(this.search(params), xml));
-    this.route('Search/getDocuments', ({ params, xml }) => {
+    this.route('Search/query', ({ params, xml, credential }) =>
+      this.ok(this.search(params, credential), xml),
+    );
+    this.route('Search/getDocuments', ({ params, xml, credential }) => {
       const ids = numbersOf(params, 'ids').concat(numbersOf(params, 'id'));
       if (ids.length === 0) emisRequired(undefined, 'ids');
       const includeBody = flag(params, 'includeBody', true);
       const byId = new Map(documents().map((d) => [d.id, d]));
       const found = ids.flatMap((id) => {
         const d = byId.get(id);
-        return d ? [this.documentView(d, includeBody)] : [];
+        return d ? [this.documentView(d, includeBody, credential)] : [];
       });
       return this.ok(typed('result', { total: found.length, documents: found }), xml);
     });
@@ -192,7 +201,7 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
     });
   }
 
-  private search(params: URLSearchParams): Record<string, unknown> {
+  private search(params: URLSearchParams, credential: string): Record<string, unknown> {
     const countries = emisArray(params, 'countries').map((c) => c.toUpperCase());
     const languages = emisArray(params, 'languages').map((c) => c.toLowerCase());
     const formats = numbersOf(params, 'formats');
@@ -260,7 +269,7 @@ export class FakeDocumentsUpstream extends FakeEmisUpstream {
         limit,
         order,
       }),
-      documents: pageDocs.map((d) => this.documentView(d, includeBody)),
+      documents: pageDocs.map((d) => this.documentView(d, includeBody, credential)),
     });
   }
 }

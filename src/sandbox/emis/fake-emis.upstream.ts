@@ -4,6 +4,8 @@
 // from `Auth/login/`, errors `{"errors":[{code:<int>,detail}]}` sent with HTTP 200 by default, success
 // `{"data":{…,"_type":…},"version":…}`.
 import { randomBytes } from 'node:crypto';
+import { isRecord } from '../fake-behaviour.js';
+import { phpJson } from '../fake-reply.js';
 import { FakeRouter } from '../fake-router.js';
 import { type AuthResult, type FakeReply, type FakeRequest, FakeUpstream } from '../fake-upstream.js';
 import { isoDateTime } from '../data/seeded.js';
@@ -68,6 +70,19 @@ export interface EmisCtx {
 
 export type EmisHandler = (ctx: EmisCtx) => FakeReply;
 
+/**
+ * A session id as a PHP portal hands one out: base64 with its full alphabet. Always with `/`, `+` and `=`,
+ * so every answer that echoes one shows the escapings a PHP stack writes (`\/` in JSON, `%2F` in a URL).
+ */
+function newSessionId(): string {
+  return `${randomBytes(9).toString('base64')}/${randomBytes(9).toString('base64')}+${randomBytes(4).toString('base64')}`;
+}
+
+/** The parameter a link or echo carries the credential in: the portal key, or a login session. */
+export function credentialParam(credential: string, token: string): string {
+  return `${credential === token ? 'token' : 'sessionId'}=${encodeURIComponent(credential)}`;
+}
+
 export class EmisError extends Error {
   constructor(
     readonly code: number,
@@ -104,6 +119,11 @@ export abstract class FakeEmisUpstream extends FakeUpstream {
     this.sessionTtlMs = opts.sessionTtlMs ?? 86_400_000;
     this.errorStatus = opts.errorStatus ?? 'http200';
     this.registerAuth();
+  }
+
+  /** PHP's `json_encode` with default flags: `\/` for `/`, `\uXXXX` beyond ASCII. */
+  protected override encodeJson(value: unknown): string {
+    return phpJson(value);
   }
 
   /** Successful `Auth/login/` calls since start or the last reset(). */
@@ -191,18 +211,20 @@ export abstract class FakeEmisUpstream extends FakeUpstream {
     const { path, xml } = this.split(req);
     const match = this.router.match(req.method, path);
     if (match.kind !== 'found') {
-      return this.apiError(
-        EMIS_CODES.API_METHOD_NOT_SPECIFIED,
-        `Unknown API method ${req.method} ${path}`,
-        xml,
+      return withDebug(
+        this.apiError(EMIS_CODES.API_METHOD_NOT_SPECIFIED, `Unknown API method ${req.method} ${path}`, xml),
+        req,
+        credential,
       );
     }
+    let reply: FakeReply;
     try {
-      return match.handler({ req, params: paramsOf(req), credential, xml });
+      reply = match.handler({ req, params: paramsOf(req), credential, xml });
     } catch (err) {
-      if (err instanceof EmisError) return this.apiError(err.code, err.detail, xml);
-      throw err;
+      if (err instanceof EmisError) reply = this.apiError(err.code, err.detail, xml);
+      else throw err;
     }
+    return withDebug(reply, req, credential);
   }
 
   private registerAuth(): void {
@@ -215,7 +237,7 @@ export abstract class FakeEmisUpstream extends FakeUpstream {
       if (this.username === undefined || username !== this.username || password !== this.password) {
         return this.apiError(EMIS_CODES.INVALID_CREDENTIALS, 'Invalid username or password', xml);
       }
-      const sessionId = randomBytes(16).toString('hex');
+      const sessionId = newSessionId();
       this.sessions.set(sessionId, { username, expiresAt: this.now() + this.sessionTtlMs });
       this.loginCount++;
       return { status: 200, json: { data: { sessionId } }, xml };
@@ -239,6 +261,18 @@ export abstract class FakeEmisUpstream extends FakeUpstream {
       );
     });
   }
+}
+
+/**
+ * An API error as a PHP stack in debug mode answers it: a `debug` field with the request URI as received
+ * (the credential percent-encoded in it) and the credential itself, both written by `json_encode` (`\/`).
+ * The gateway must scrub both before any consumer sees them.
+ */
+function withDebug(reply: FakeReply, req: FakeRequest, credential: string): FakeReply {
+  // Login errors echo nothing: the login call carries no credential yet.
+  if (credential === '' || !('json' in reply) || !isRecord(reply.json) || !('errors' in reply.json))
+    return reply;
+  return { ...reply, json: { ...reply.json, debug: { requestUri: req.recorded.url, credential } } };
 }
 
 /** Parses a non-negative integer parameter, throwing an EMIS error when it is malformed. */
