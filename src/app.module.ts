@@ -20,6 +20,7 @@ import { UPSTREAMS } from './upstreams/index.js';
 import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
 import { UpstreamsModule } from './upstreams/upstreams.module.js';
 import { ViewsModule } from './views/views.module.js';
+import { WatchModule } from './watch/watch.module.js';
 import { UNSERVED_ROUTE_TABLES } from './views/views.registry.js';
 
 export interface AppOptions {
@@ -68,6 +69,7 @@ export class AppModule {
         AdminModule,
         BatchModule,
         ViewsModule,
+        WatchModule,
         ConsoleModule,
       ],
       providers: [
