@@ -23,18 +23,21 @@ export class WatchController {
   })
   @ApiQuery({
     name: 'path',
+    type: String,
+    isArray: true,
     description:
       'A gateway path with its query, URL-encoded (repeatable): /macro/series/1/data, /views/<name>?…',
     required: true,
   })
   @ApiQuery({
     name: 'lastEventId',
+    type: String,
     required: false,
     description: 'As the Last-Event-ID header, for a first connection that already has answers.',
   })
   @ApiProduces('text/event-stream')
   @Get()
-  watchPaths(@Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
+  stream(@Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
     const consumer = req.consumer;
     if (!consumer) throw new GatewayError('UNAUTHENTICATED');
     const accept = req.headers.accept;

@@ -39,8 +39,7 @@ export class WatchMetrics {
       labelNames: ['role'],
       registers: [registry],
       collect() {
-        for (const role of ['held', 'followed'] as const)
-          this.set({ role }, read()?.resources(role) ?? 0);
+        for (const role of ['held', 'followed'] as const) this.set({ role }, read()?.resources(role) ?? 0);
       },
     });
     this.polls = new Counter({

@@ -1,6 +1,9 @@
+import { Agent, fetch as undiciFetch } from 'undici';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { watch as watchWith, type WatchAnswer } from '../../client/index.js';
+import type { AtriumErrorBody } from '../../client/runtime.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { SseClient, type SseEvent } from '../helpers/sse.js';
@@ -176,6 +179,38 @@ describe('GET /watch: answers, changes, resumes, refusals (one gateway)', () => 
     expect(anon.status).toBe(401);
     const json = await watch(['/macro/series/1/data'], all.key, { accept: 'application/json' });
     expect(json.status).toBe(415);
+  });
+
+  it('the typed client’s watch() hands a page each answer and each refusal, and stops on close()', async () => {
+    vendor.set('/series/41/data', 1);
+    const answers: WatchAnswer[] = [];
+    const refused: Array<[string, AtriumErrorBody]> = [];
+    // Its own pool, closed at the end: no idle socket of it outlives the test.
+    const agent = new Agent();
+    const fetch = ((url: string, init: object) =>
+      undiciFetch(url, { ...init, dispatcher: agent })) as unknown as typeof globalThis.fetch;
+    const w = watchWith(
+      { baseUrl: gw.url, apiKey: all.key, fetch },
+      ['/macro/series/41/data', '/macro/series/41/visual'],
+      {
+        onAnswer: (a) => answers.push(a),
+        onRefused: (path, error) => refused.push([path, error]),
+      },
+    );
+    try {
+      await eventually(() => answers.length === 1, { what: 'the first answer' });
+      expect(answers[0]).toMatchObject({ path: '/macro/series/41/data', body: { data: [{ value: 1 }] } });
+      expect(refused).toEqual([
+        ['/macro/series/41/visual', expect.objectContaining({ code: 'VALIDATION_FAILED' })],
+      ]);
+      vendor.set('/series/41/data', 2);
+      await eventually(() => answers.length === 2, { what: 'the change' });
+      expect(answers[1].body).toEqual({ data: [{ value: 2 }] });
+      expect(w.lastEventId).toBe(`${answers[1].etag},`);
+    } finally {
+      w.close();
+      await agent.destroy();
+    }
   });
 
   it('counts streams, resources, polls and pushes in the metrics', async () => {
