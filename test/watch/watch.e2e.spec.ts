@@ -224,6 +224,8 @@ describe('GET /watch: answers, changes, resumes, refusals (one gateway)', () => 
     expect(text).toMatch(/^atrium_watch_resources\{role="held"\} 1$/m);
     expect(text).toMatch(/^atrium_watch_polls_total\{outcome="changed"\} [1-9]/m);
     expect(text).toMatch(/^atrium_watch_pushes_total [1-9]/m);
+    // The polls' vendor calls are counted under the poller's own heading in the usage, not a watcher's.
+    expect(text).toMatch(/^atrium_consumer_vendor_calls_total\{[^}]*consumer="watch"[^}]*\} [1-9]/m);
   });
 });
 
