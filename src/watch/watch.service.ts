@@ -57,6 +57,8 @@ interface Resource {
   polled?: string;
   nextClaimAt: number;
   nextPollAt: number;
+  /** The last poll was stale and the next one comes soon to read the refresh it started. */
+  followingUp: boolean;
   busy: boolean;
 }
 
@@ -229,8 +231,9 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         return;
       }
       const resource = this.resourceOf(target);
-      // The consumer's read just went through the cache: it is the resource's current answer here.
-      if (resource.answer?.etag !== fetched.answer.etag) resource.answer = fetched.answer;
+      // The consumer's read went through the cache: it is the answer here unless the fleet's is newer (a
+      // stale read). Any difference is settled by the next poll, which every replica hears.
+      if (!resource.answer || !fetched.stale) resource.answer = fetched.answer;
       const entry = { path, resource, sent: '', stream };
       stream.paths.push(entry);
       resource.entries.add(entry);
@@ -309,6 +312,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         holder: false,
         nextClaimAt: now,
         nextPollAt: now + target.intervalMs,
+        followingUp: false,
         busy: false,
       };
       this.resources.set(target.key, r);
@@ -411,11 +415,16 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       outcome = 'error';
       r.nextPollAt = at + Math.max(interval, fetched.retryAfterMs ?? 0);
     } else {
-      // A stale answer started a refresh: read again soon to get it, at no extra vendor call.
-      r.nextPollAt = at + (fetched.stale ? Math.max(50, Math.min(interval / 10, 1000)) : interval);
+      // A stale answer started a refresh: read again soon to get it, at no extra vendor call. Once only: a
+      // second stale answer means the refresh failed, and reading again would start another vendor call.
+      const followUp = fetched.stale && !r.followingUp;
+      r.followingUp = followUp;
+      r.nextPollAt = at + (followUp ? Math.max(50, Math.min(interval / 10, 1000)) : interval);
       const etag = fetched.answer.etag;
       outcome = fetched.stale ? 'stale' : etag === r.polled ? 'unchanged' : 'changed';
-      if (etag !== r.polled) {
+      // Every fresh answer is published, changed or not (one message per resource and interval): a replica
+      // whose streams got an older answer (a stale first read, a message lost in a Redis blip) catches up.
+      if (!fetched.stale) {
         r.polled = etag;
         const change: WatchChange = { k: r.target.key, etag, members: fetched.answer.members };
         await this.fleet.publish(change).catch(() => this.deliver(change));

@@ -44,7 +44,7 @@ export class SseClient {
     return c;
   }
 
-  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
+  private async read(body: AsyncIterable<Uint8Array>): Promise<void> {
     const decoder = new TextDecoder();
     let buf = '';
     try {
