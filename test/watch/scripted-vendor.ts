@@ -7,12 +7,22 @@ import type { AddressInfo } from 'node:net';
  */
 export class ScriptedVendor {
   readonly calls = new Map<string, number>();
+  /** When each call arrived (epoch ms), per path. */
+  readonly times = new Map<string, number[]>();
+  private readonly limited = new Map<string, number>();
+  /** When the last 429 was sent (epoch ms). */
+  limitedAt?: number;
   private readonly values = new Map<string, number>();
   private server?: Server;
   private base = '';
 
   set(path: string, value: number): void {
     this.values.set(path, value);
+  }
+
+  /** The next call of `path` answers 429 with `Retry-After: seconds` (the vendor's rate limit). */
+  rateLimitOnce(path: string, seconds: number): void {
+    this.limited.set(path, seconds);
   }
 
   callsTo(path: string): number {
@@ -29,8 +39,17 @@ export class ScriptedVendor {
     this.server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       this.calls.set(path, (this.calls.get(path) ?? 0) + 1);
+      this.times.set(path, [...(this.times.get(path) ?? []), Date.now()]);
       req.resume();
       req.on('end', () => {
+        const limit = this.limited.get(path);
+        if (limit !== undefined) {
+          this.limited.delete(path);
+          this.limitedAt = Date.now();
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(limit) });
+          res.end(JSON.stringify({ message: 'Too many requests' }));
+          return;
+        }
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ data: [{ value: this.values.get(path) ?? 0 }] }));
       });
@@ -45,7 +64,10 @@ export class ScriptedVendor {
 
   reset(): void {
     this.calls.clear();
+    this.times.clear();
     this.values.clear();
+    this.limited.clear();
+    this.limitedAt = undefined;
   }
 
   async close(): Promise<void> {

@@ -266,4 +266,37 @@ describe('GET /watch: caps per consumer and per replica', () => {
     again.close();
     second.close();
   });
+
+  it('polls wait out a vendor cooldown (429 with Retry-After) and resume after it', async () => {
+    await eventually(async () => /^atrium_watch_streams 0$/m.test((await gw.request('/metrics')).text), {
+      what: 'the other streams closed',
+    });
+    vendor.set('/series/61/data', 1);
+    vendor.set('/series/62/data', 1);
+    const c = await SseClient.open(url(61, 62), { authorization: `Bearer ${a.key}` });
+    await c.nth(2);
+    vendor.rateLimitOnce('/series/61/data', 2);
+    const limitedAt = await eventually(() => vendor.limitedAt, { what: 'the rate-limited poll' });
+    vendor.set('/series/61/data', 2);
+    vendor.set('/series/62/data', 2);
+    const changed = await c.nth(
+      2,
+      (e) => e.event === 'answer' && e.json().path.includes('/61/'),
+      'a change of 61',
+    );
+    expect(changed.json().body).toEqual({ data: [{ value: 2 }] });
+    await c.nth(2, (e) => e.event === 'answer' && e.json().path.includes('/62/'), 'the change of 62');
+    // Nothing reached the vendor while it cooled down (2 s, less a margin for the clock reads): not the
+    // limited resource, and not the other one of the same interface, whose polls were put off.
+    for (const id of [61, 62]) {
+      const during = vendor.times
+        .get(`/series/${id}/data`)!
+        .filter((t) => t > limitedAt && t < limitedAt + 1900);
+      expect([id, during]).toEqual([id, []]);
+    }
+    expect((await gw.request('/metrics')).text).toMatch(
+      /^atrium_watch_polls_total\{outcome="deferred"\} [1-9]/m,
+    );
+    c.close();
+  });
 });
