@@ -287,11 +287,13 @@ describe('GET /watch: caps per consumer and per replica', () => {
     expect(changed.json().body).toEqual({ data: [{ value: 2 }] });
     await c.nth(2, (e) => e.event === 'answer' && e.json().path.includes('/62/'), 'the change of 62');
     // Nothing reached the vendor while it cooled down (2 s, less a margin for the clock reads): not the
-    // limited resource, and not the other one of the same interface, whose polls were put off.
+    // limited resource, and not the other one of the same interface, whose polls were put off. (A poll of
+    // the other one sent in the same tick as the limited one may arrive just after the 429: in flight, it
+    // was admitted before anyone knew; the first 100 ms are left out for it.)
     for (const id of [61, 62]) {
       const during = vendor.times
         .get(`/series/${id}/data`)!
-        .filter((t) => t > limitedAt && t < limitedAt + 1900);
+        .filter((t) => t > limitedAt + 100 && t < limitedAt + 1900);
       expect([id, during]).toEqual([id, []]);
     }
     expect((await gw.request('/metrics')).text).toMatch(
