@@ -101,6 +101,24 @@ const GATEWAY = {
   },
   ATRIUM_VIEWS_TIMEOUT_MS: { meaning: "a view's deadline unless the view or the call sets one" },
   ATRIUM_VIEWS_MAX_TIMEOUT_MS: { meaning: 'the longest deadline a view or a call may ask for' },
+  ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER: {
+    meaning:
+      'paths one consumer may watch at once on a replica, over all its `GET /watch` streams (past it: 429 `WATCH_LIMIT_REACHED`)',
+  },
+  ATRIUM_WATCH_MAX_STREAMS: {
+    meaning: 'watch streams one replica holds open at once (past it: 503 `WATCH_STREAMS_FULL`)',
+  },
+  ATRIUM_WATCH_HEARTBEAT_MS: {
+    meaning: 'a comment line this often keeps proxies from closing an idle watch stream',
+  },
+  ATRIUM_WATCH_LEASE_MS: {
+    meaning:
+      "the fleet's poll lease per watched resource (Redis): renewed at a third of it; a dead holder's polls are taken over after it",
+  },
+  ATRIUM_WATCH_MIN_INTERVAL_MS: {
+    meaning:
+      "the shortest poll interval of a watched resource (it polls at its route's cache TTL, never faster)",
+  },
   ATRIUM_CORS_MAX_AGE_SECONDS: { meaning: 'how long browsers may cache a CORS preflight answer' },
   ATRIUM_OPERATOR_TOKEN: {
     default: '– (console and admin API off)',

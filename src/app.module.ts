@@ -21,6 +21,7 @@ import type { UpstreamDeclaration } from './upstreams/upstream-declaration.js';
 import { UpstreamsModule } from './upstreams/upstreams.module.js';
 import { ViewsModule } from './views/views.module.js';
 import { UNSERVED_ROUTE_TABLES } from './proxy/unserved.js';
+import { WatchModule } from './watch/watch.module.js';
 
 export interface AppOptions {
   readonly config: AtriumConfig;
@@ -68,6 +69,7 @@ export class AppModule {
         AdminModule,
         BatchModule,
         ViewsModule,
+        WatchModule,
         ConsoleModule,
       ],
       providers: [

@@ -48,14 +48,16 @@ export type ErrorBody = {
  * - `CONSUMER_RATE_LIMITED` (429, retryable): This consumer has exceeded its request quota; retry later.
  * - `UPSTREAM_RATE_LIMITED` (429, retryable): The data service is rate limiting; retry later.
  * - `RESPONSE_TOO_LARGE` (429): The answer is over the size limit; narrow the request (paging, filters, dates): the same request fails again.
+ * - `WATCH_LIMIT_REACHED` (429, retryable): This consumer already watches as many paths as it may; close a stream (or watch fewer paths) first.
  * - `HEADERS_TOO_LARGE` (431): The request headers are too large.
  * - `INTERNAL` (500): An internal gateway error occurred.
  * - `UPSTREAM_AUTH_FAILED` (502): The data service rejected the gateway's credentials; operators have been alerted.
  * - `UPSTREAM_ERROR` (502, retryable): The data service failed or sent an unreadable answer.
  * - `UPSTREAM_UNAVAILABLE` (503, retryable): The data service is unavailable.
+ * - `WATCH_STREAMS_FULL` (503, retryable): This gateway replica holds as many watch streams as it may; retry shortly.
  * - `UPSTREAM_TIMEOUT` (504, retryable): The data service did not answer in time.
  */
-export type ErrorCode = "VALIDATION_FAILED" | "UPSTREAM_BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "UPSTREAM_FORBIDDEN" | "NOT_FOUND" | "UPSTREAM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_FORMAT" | "CONSUMER_RATE_LIMITED" | "UPSTREAM_RATE_LIMITED" | "RESPONSE_TOO_LARGE" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_AUTH_FAILED" | "UPSTREAM_ERROR" | "UPSTREAM_UNAVAILABLE" | "UPSTREAM_TIMEOUT";
+export type ErrorCode = "VALIDATION_FAILED" | "UPSTREAM_BAD_REQUEST" | "UNAUTHENTICATED" | "FORBIDDEN" | "UPSTREAM_FORBIDDEN" | "NOT_FOUND" | "UPSTREAM_NOT_CONFIGURED" | "METHOD_NOT_ALLOWED" | "REQUEST_TIMEOUT" | "CONFLICT" | "PAYLOAD_TOO_LARGE" | "URI_TOO_LONG" | "UNSUPPORTED_FORMAT" | "CONSUMER_RATE_LIMITED" | "UPSTREAM_RATE_LIMITED" | "RESPONSE_TOO_LARGE" | "WATCH_LIMIT_REACHED" | "HEADERS_TOO_LARGE" | "INTERNAL" | "UPSTREAM_AUTH_FAILED" | "UPSTREAM_ERROR" | "UPSTREAM_UNAVAILABLE" | "WATCH_STREAMS_FULL" | "UPSTREAM_TIMEOUT";
 
 /**
  * One envelope for every failure (JSON, or XML when XML was asked for). Under `/macro` it also carries the CEIC-shaped `errors: {status, code, message}` object; under the EMIS prefixes `errors: [{code, detail}]`, so vendor clients raise their own exceptions. `error` is the contract for new clients.
@@ -3314,6 +3316,22 @@ export interface Operations {
     };
     response: ViewSeriesOverview;
   };
+  /**
+   * GET /watch
+   * Watch paths for changes (Server-Sent Events): events `answer` (id: the ETags), `unchanged`, `error` (a refused path, first).
+   */
+  "watch.stream": {
+    params: {
+      query: {
+        /** As the Last-Event-ID header, for a first connection that already has answers. */
+        lastEventId?: string;
+        /** A gateway path with its query, URL-encoded (repeatable): /macro/series/1/data, /views/<name>?… */
+        path: string | ReadonlyArray<string>;
+        [param: string]: QueryValue;
+      };
+    };
+    response: unknown;
+  };
 }
 
 /** How to call each operation. */
@@ -3486,6 +3504,7 @@ export const OPERATIONS = {
   "views.list": { method: "GET", path: "/views" },
   "views.run": { method: "GET", path: "/views/{name}" },
   "views.series-overview": { method: "GET", path: "/views/series-overview" },
+  "watch.stream": { method: "GET", path: "/watch" },
 } as const satisfies Record<keyof Operations, OperationInfo>;
 
 export type OperationId = keyof Operations;
@@ -4981,6 +5000,14 @@ export class AtriumClient extends AtriumClientBase<Operations> {
    */
   viewsSeriesOverview(params: Operations["views.series-overview"]['params'], options?: RequestOptions) {
     return this.call("views.series-overview", params, options);
+  }
+
+  /**
+   * Watch paths for changes (Server-Sent Events): events `answer` (id: the ETags), `unchanged`, `error` (a refused path, first).
+   * `GET /watch`
+   */
+  watchStream(params: Operations["watch.stream"]['params'], options?: RequestOptions) {
+    return this.call("watch.stream", params, options);
   }
 
 }

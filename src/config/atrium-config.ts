@@ -46,6 +46,20 @@ export interface CacheConfig {
   readonly redisTimeoutMs: number;
 }
 
+/** Watches over Server-Sent Events (durations in ms). */
+export interface WatchConfig {
+  /** Paths one consumer may watch at once on a replica, over all its streams. */
+  readonly maxPathsPerConsumer: number;
+  /** Streams a replica holds open at once. */
+  readonly maxStreams: number;
+  /** A comment line this often keeps proxies from closing an idle stream. */
+  readonly heartbeatMs: number;
+  /** The fleet's poll lease per resource (renewed at a third of it; a dead holder's lapses after it). */
+  readonly leaseMs: number;
+  /** The shortest poll interval, whatever a route's TTL. */
+  readonly minIntervalMs: number;
+}
+
 export interface LinksConfig {
   /** HMAC key: ATRIUM_LINK_SECRET, or random per process when unset (`secretSource` says which). */
   readonly secret: string;
@@ -78,6 +92,8 @@ export interface AtriumConfig {
   readonly batch: { readonly maxItems: number; readonly timeoutMs: number };
   /** Composite views: the views file (undefined → config/views.yaml if present) and deadlines. */
   readonly views: { readonly file?: string; readonly timeoutMs: number; readonly maxTimeoutMs: number };
+  /** `GET /watch` (src/watch): caps per consumer and replica, heartbeats, the poll lease, the poll floor. */
+  readonly watch: WatchConfig;
   /** How long browsers may cache a CORS preflight answer. */
   readonly corsMaxAgeSeconds: number;
   /**
@@ -280,6 +296,13 @@ export function loadConfig(
       file: g.ATRIUM_VIEWS_FILE,
       timeoutMs: g.ATRIUM_VIEWS_TIMEOUT_MS,
       maxTimeoutMs: g.ATRIUM_VIEWS_MAX_TIMEOUT_MS,
+    },
+    watch: {
+      maxPathsPerConsumer: g.ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER,
+      maxStreams: g.ATRIUM_WATCH_MAX_STREAMS,
+      heartbeatMs: g.ATRIUM_WATCH_HEARTBEAT_MS,
+      leaseMs: g.ATRIUM_WATCH_LEASE_MS,
+      minIntervalMs: g.ATRIUM_WATCH_MIN_INTERVAL_MS,
     },
     corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
     operatorToken: g.ATRIUM_OPERATOR_TOKEN ?? g.ATRIUM_ADMIN_TOKEN,

@@ -52,6 +52,12 @@ export class GatewayEnv {
   @IsOptional() @IsString() @MinLength(1) ATRIUM_VIEWS_FILE?: string;
   @Type(() => Number) @IsInt() @Min(1) @Max(120_000) ATRIUM_VIEWS_TIMEOUT_MS = 5_000;
   @Type(() => Number) @IsInt() @Min(1) @Max(120_000) ATRIUM_VIEWS_MAX_TIMEOUT_MS = 30_000;
+  // Watches (src/watch, `GET /watch`): caps, heartbeats, the fleet's poll lease, the shortest poll interval.
+  @Type(() => Number) @IsInt() @Min(1) @Max(10_000) ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER = 100;
+  @Type(() => Number) @IsInt() @Min(1) @Max(1_000_000) ATRIUM_WATCH_MAX_STREAMS = 10_000;
+  @Type(() => Number) @IsInt() @Min(50) @Max(300_000) ATRIUM_WATCH_HEARTBEAT_MS = 15_000;
+  @Type(() => Number) @IsInt() @Min(100) @Max(600_000) ATRIUM_WATCH_LEASE_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(86_400_000) ATRIUM_WATCH_MIN_INTERVAL_MS = 5_000;
   /** The operator token of the console and the admin API. Secret: no default. Unset → both are off. */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
   // Gateway-signed download links (README "Key custody").

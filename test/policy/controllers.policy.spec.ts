@@ -46,6 +46,8 @@ const AUTHENTICATED_ANY_UPSTREAM = [
   'BatchController.run',
   'ViewsController.list',
   'ViewsController.run',
+  // Each watched path is read as the caller (RouteCaller, views) and refused on its own in the stream.
+  'WatchController.stream',
 ] as const;
 
 interface Handler {

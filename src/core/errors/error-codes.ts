@@ -16,11 +16,13 @@ export type ErrorCode =
   | 'CONSUMER_RATE_LIMITED'
   | 'UPSTREAM_RATE_LIMITED'
   | 'RESPONSE_TOO_LARGE'
+  | 'WATCH_LIMIT_REACHED'
   | 'HEADERS_TOO_LARGE'
   | 'INTERNAL'
   | 'UPSTREAM_AUTH_FAILED'
   | 'UPSTREAM_ERROR'
   | 'UPSTREAM_UNAVAILABLE'
+  | 'WATCH_STREAMS_FULL'
   | 'UPSTREAM_TIMEOUT';
 
 /** Code → HTTP status. `satisfies` makes a new code without a status a compile error. */
@@ -42,11 +44,13 @@ export const ERROR_STATUS = {
   UPSTREAM_RATE_LIMITED: 429,
   // The vendor's own status for an exceeded limit (its answer size included), but never retryable.
   RESPONSE_TOO_LARGE: 429,
+  WATCH_LIMIT_REACHED: 429,
   HEADERS_TOO_LARGE: 431,
   INTERNAL: 500,
   UPSTREAM_AUTH_FAILED: 502,
   UPSTREAM_ERROR: 502,
   UPSTREAM_UNAVAILABLE: 503,
+  WATCH_STREAMS_FULL: 503,
   UPSTREAM_TIMEOUT: 504,
 } as const satisfies Record<ErrorCode, number>;
 
@@ -68,11 +72,14 @@ export const ERROR_RETRYABLE = {
   CONSUMER_RATE_LIMITED: true,
   UPSTREAM_RATE_LIMITED: true,
   RESPONSE_TOO_LARGE: false,
+  // Once the consumer closes another stream.
+  WATCH_LIMIT_REACHED: true,
   HEADERS_TOO_LARGE: false,
   INTERNAL: false,
   UPSTREAM_AUTH_FAILED: false,
   UPSTREAM_ERROR: true,
   UPSTREAM_UNAVAILABLE: true,
+  WATCH_STREAMS_FULL: true,
   UPSTREAM_TIMEOUT: true,
 } as const satisfies Record<ErrorCode, boolean>;
 
@@ -95,10 +102,13 @@ export const ERROR_MESSAGE = {
   UPSTREAM_RATE_LIMITED: 'The data service is rate limiting; retry later.',
   RESPONSE_TOO_LARGE:
     'The answer is over the size limit; narrow the request (paging, filters, dates): the same request fails again.',
+  WATCH_LIMIT_REACHED:
+    'This consumer already watches as many paths as it may; close a stream (or watch fewer paths) first.',
   HEADERS_TOO_LARGE: 'The request headers are too large.',
   INTERNAL: 'An internal gateway error occurred.',
   UPSTREAM_AUTH_FAILED: "The data service rejected the gateway's credentials; operators have been alerted.",
   UPSTREAM_ERROR: 'The data service failed or sent an unreadable answer.',
   UPSTREAM_UNAVAILABLE: 'The data service is unavailable.',
   UPSTREAM_TIMEOUT: 'The data service did not answer in time.',
+  WATCH_STREAMS_FULL: 'This gateway replica holds as many watch streams as it may; retry shortly.',
 } as const satisfies Record<ErrorCode, string>;

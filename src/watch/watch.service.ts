@@ -1,0 +1,517 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { Writable } from 'node:stream';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
+import type { Consumer } from '../core/auth/consumer.js';
+import { GatewayError } from '../core/errors/gateway-error.js';
+import { GatewayExceptionFilter } from '../core/errors/gateway-exception.filter.js';
+import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
+import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../core/time/clock.js';
+import { RouteMatcher } from '../batch/route-matcher.js';
+import { ProxyService } from '../proxy/proxy.service.js';
+import { UpstreamLimitsService } from '../proxy/upstream-limits.service.js';
+import { RouteCaller, type RouteCallerIdentity } from '../route-calls/route-caller.js';
+import { ViewsService } from '../views/views.service.js';
+import { sseEvent, watchAnswer, type WatchAnswer } from './watch-answer.js';
+import { LocalWatchFleet, RedisWatchFleet, type WatchChange, type WatchFleet } from './watch-fleet.js';
+import { resolveTarget, type WatchTarget } from './watch-target.js';
+import { WatchMetrics, type PollOutcome } from './watch.metrics.js';
+
+export const WATCH_CLOCK = Symbol('WatchClock');
+
+/** Who polls: no consumer quota (polls exist to save it), every interface, the smallest budget share. */
+export const POLLER_ID = 'watch';
+/** The poller's share of a scarce upstream budget against interactive consumers (weight 1 by default). */
+const POLLER_WEIGHT = 0.05;
+
+/** One path of a stream, in the order the client asked for them (the event id lists their ETags so). */
+interface StreamPath {
+  readonly path: string;
+  /** Undefined when the path was refused. */
+  readonly resource?: Resource;
+  /** The ETag this stream last sent for the path ('' before any). */
+  sent: string;
+}
+
+interface Stream {
+  readonly consumerId: string;
+  readonly out: Writable;
+  readonly paths: StreamPath[];
+  /** The paths this stream counts against its consumer's cap. */
+  readonly reserved: number;
+  closed: boolean;
+}
+
+interface Resource {
+  readonly target: WatchTarget;
+  readonly entries: Set<StreamPath & { readonly stream: Stream }>;
+  answer?: WatchAnswer;
+  holder: boolean;
+  /** The ETag of this replica's last poll (what it last published). */
+  polled?: string;
+  nextClaimAt: number;
+  nextPollAt: number;
+  /** The last poll was stale and the next one comes soon to read the refresh it started. */
+  followingUp: boolean;
+  busy: boolean;
+}
+
+export interface OpenWatch {
+  readonly consumer: Consumer;
+  readonly paths: readonly string[];
+  readonly lastEventId?: string;
+  readonly requestId: string;
+}
+
+type Fetched =
+  | { readonly ok: true; readonly answer: WatchAnswer; readonly stale: boolean }
+  | {
+      readonly ok: false;
+      readonly status: number;
+      readonly envelope: string;
+      readonly retryAfterMs?: number;
+    };
+
+/**
+ * Watches (README "Watching for changes"): streams of Server-Sent Events that send a path's current answer
+ * and then each new one. Per resource (canonical path) one replica of the fleet polls, holding a lease in
+ * Redis; its answer goes through the normal pipeline (cache, key custody, budget) and a change is published
+ * to every replica, which sends it to its own streams. Without Redis the replica polls for itself. Hand-made:
+ * no library does fleet-leased polling; the SSE framing is three lines (`event`, `id`, `data`).
+ */
+@Injectable()
+export class WatchService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Watch');
+  private readonly resources = new Map<string, Resource>();
+  private readonly streams = new Set<Stream>();
+  private readonly pathsByConsumer = new Map<string, number>();
+  private readonly fleet: WatchFleet;
+  private readonly replicaId = randomUUID();
+  private matcher = new RouteMatcher([]);
+  private poller?: Consumer;
+  private tickTimer?: ClockTimer;
+  private heartbeatTimer?: ClockTimer;
+  private readonly tickMs: number;
+  private polls = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly caller: RouteCaller,
+    private readonly views: ViewsService,
+    private readonly proxy: ProxyService,
+    private readonly limits: UpstreamLimitsService,
+    private readonly filter: GatewayExceptionFilter,
+    private readonly metrics: WatchMetrics,
+    @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
+    @Inject(REDIS_CLIENT) redis: RedisClient,
+    @Inject(WATCH_CLOCK) private readonly clock: Clock = SYSTEM_CLOCK,
+  ) {
+    const deliver = (c: WatchChange): void => this.deliver(c);
+    this.fleet = redis
+      ? new RedisWatchFleet(redis, config.redisPrefix, this.replicaId, deliver, (what, e) =>
+          this.logger.warn(`watch channel ${what}: ${e.message}`),
+        )
+      : new LocalWatchFleet(deliver);
+    const w = config.watch;
+    // Leases are renewed at a third of their length; polls are due at their interval (at least the floor).
+    this.tickMs = Math.max(10, Math.min(w.leaseMs / 3, w.minIntervalMs / 2, 1000));
+    metrics.readFrom({
+      streams: () => this.streams.size,
+      resources: (role) => [...this.resources.values()].filter((r) => r.holder === (role === 'held')).length,
+    });
+  }
+
+  /** Upstream modules register in their onModuleInit; by bootstrap every route table is known. */
+  onApplicationBootstrap(): void {
+    const upstreams = this.proxy.all();
+    this.matcher = new RouteMatcher(upstreams.map((u) => u.def));
+    this.poller = {
+      id: POLLER_ID,
+      keyHashes: [],
+      upstreams: new Set(upstreams.map((u) => u.def.name)),
+      write: false,
+      limits: [],
+      weight: POLLER_WEIGHT,
+      reservedShare: 0,
+      corsOrigins: [],
+    };
+    this.schedule();
+    this.heartbeat();
+  }
+
+  /** Ends every stream (clients reconnect to another replica) and gives up this replica's leases. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.tickTimer) this.clock.clearTimeout(this.tickTimer);
+    if (this.heartbeatTimer) this.clock.clearTimeout(this.heartbeatTimer);
+    for (const s of [...this.streams]) this.close(s, true);
+    await this.fleet.close();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Streams
+
+  /**
+   * Checks the caps (before any byte of the stream: past them the client gets the usual envelope), then
+   * opens the stream on `out`: refusals first, one `error` event per refused path, then each path's answer
+   * (or only its ETag when `Last-Event-ID` shows the client has it). Returns a function to call when the
+   * client goes away.
+   */
+  open(w: OpenWatch, out: Writable): () => void {
+    const cap = this.config.watch;
+    if (this.stopped)
+      throw new GatewayError('WATCH_STREAMS_FULL', { message: 'This replica is shutting down.' });
+    if (w.paths.length === 0)
+      throw new GatewayError('VALIDATION_FAILED', {
+        parameter: 'path',
+        message: 'Name at least one path to watch: /watch?path=%2Fmacro%2Fseries%2F1%2Fdata (repeatable).',
+      });
+    if (this.streams.size >= cap.maxStreams)
+      throw new GatewayError('WATCH_STREAMS_FULL', {
+        message: `This replica holds its most watch streams (${cap.maxStreams}); retry shortly.`,
+        retryAfterSeconds: 5,
+      });
+    const held = this.pathsByConsumer.get(w.consumer.id) ?? 0;
+    if (held + w.paths.length > cap.maxPathsPerConsumer)
+      throw new GatewayError('WATCH_LIMIT_REACHED', {
+        message: `This consumer may watch ${cap.maxPathsPerConsumer} paths at once; it watches ${held} and asked for ${w.paths.length} more.`,
+      });
+    this.pathsByConsumer.set(w.consumer.id, held + w.paths.length);
+    const stream: Stream = {
+      consumerId: w.consumer.id,
+      out,
+      paths: [],
+      reserved: w.paths.length,
+      closed: false,
+    };
+    this.streams.add(stream);
+    out.write(`retry: 2000\n\n`);
+    void this.start(stream, w).catch((e: unknown) => {
+      this.logger.error(`errorId=${w.requestId} watch start failed: ${(e as Error).message}`);
+      this.close(stream, true);
+    });
+    return () => this.close(stream, false);
+  }
+
+  private async start(stream: Stream, w: OpenWatch): Promise<void> {
+    const known = (w.lastEventId ?? '').split(',').map((t) => t.trim());
+    // No Accept-Language: the poller reads the resource as every watcher shares it.
+    const identity: RouteCallerIdentity = { consumer: w.consumer };
+    // Every path is resolved and read as the consumer (quota, permission, validation, cache) before any event.
+    const firsts = await Promise.all(
+      w.paths.map(async (path, i): Promise<{ target?: WatchTarget; fetched: Fetched }> => {
+        const requestId = `${w.requestId.slice(0, 120)}:${i}`;
+        let target: WatchTarget;
+        try {
+          target = this.resolve(path);
+        } catch (e) {
+          return { fetched: this.refusal(e, requestId, path) };
+        }
+        return { target, fetched: await this.fetch(target, identity, requestId) };
+      }),
+    );
+    if (stream.closed) return;
+    // Refusals first: a path the consumer may not read is said so in the stream's first event.
+    firsts.forEach(({ fetched }, i) => {
+      if (fetched.ok) return;
+      stream.out.write(
+        sseEvent('error', `{"path":${JSON.stringify(w.paths[i])},${fetched.envelope.slice(1)}`),
+      );
+    });
+    firsts.forEach(({ target, fetched }, i) => {
+      const path = w.paths[i];
+      if (!target || !fetched.ok) {
+        stream.paths.push({ path, sent: '' });
+        return;
+      }
+      const resource = this.resourceOf(target);
+      // The consumer's read went through the cache: it is the answer here unless the fleet's is newer (a
+      // stale read). Any difference is settled by the next poll, which every replica hears.
+      if (!resource.answer || !fetched.stale) resource.answer = fetched.answer;
+      const entry = { path, resource, sent: '', stream };
+      stream.paths.push(entry);
+      resource.entries.add(entry);
+    });
+    let live = 0;
+    stream.paths.forEach((p, i) => {
+      if (!p.resource?.answer) return;
+      live++;
+      const answer = p.resource.answer;
+      const had = known[i] === answer.etag;
+      p.sent = answer.etag;
+      stream.out.write(
+        had
+          ? sseEvent(
+              'unchanged',
+              `{"path":${JSON.stringify(p.path)},"etag":${JSON.stringify(answer.etag)}}`,
+              this.idOf(stream),
+            )
+          : sseEvent('answer', `{"path":${JSON.stringify(p.path)},${answer.members}}`, this.idOf(stream)),
+      );
+    });
+    // Nothing left to watch: the stream ends after its refusals.
+    if (live === 0) this.close(stream, true);
+  }
+
+  /** The event id: the ETag of each path in the order asked ('' for a refused one); one path → its ETag. */
+  private idOf(stream: Stream): string {
+    return stream.paths.map((p) => p.sent).join(',');
+  }
+
+  private close(stream: Stream, end: boolean): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    this.streams.delete(stream);
+    const left = (this.pathsByConsumer.get(stream.consumerId) ?? 0) - stream.reserved;
+    if (left > 0) this.pathsByConsumer.set(stream.consumerId, left);
+    else this.pathsByConsumer.delete(stream.consumerId);
+    for (const p of stream.paths) {
+      const r = p.resource;
+      if (!r) continue;
+      for (const e of r.entries) if (e.stream === stream) r.entries.delete(e);
+      if (r.entries.size === 0) this.drop(r);
+    }
+    if (end) stream.out.end();
+  }
+
+  private heartbeat(): void {
+    if (this.stopped) return;
+    this.heartbeatTimer = this.clock.setTimeout(() => {
+      // A comment line: proxies see traffic, EventSource ignores it.
+      for (const s of this.streams) s.out.write(': keep-alive\n\n');
+      this.heartbeat();
+    }, this.config.watch.heartbeatMs);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Resources and polls
+
+  private resolve(path: string): WatchTarget {
+    return resolveTarget(path, {
+      matcher: this.matcher,
+      view: (name) => this.views.registry.get(name),
+      upstreamOf: (route) => this.proxy.upstreamOf(route),
+      ttlOverrides: this.config.cache.ttlOverrides,
+      minIntervalMs: this.config.watch.minIntervalMs,
+    });
+  }
+
+  private resourceOf(target: WatchTarget): Resource {
+    let r = this.resources.get(target.key);
+    if (!r) {
+      const now = this.clock.now();
+      r = {
+        target,
+        entries: new Set(),
+        holder: false,
+        nextClaimAt: now,
+        nextPollAt: now + target.intervalMs,
+        followingUp: false,
+        busy: false,
+      };
+      this.resources.set(target.key, r);
+    }
+    return r;
+  }
+
+  private drop(r: Resource): void {
+    this.resources.delete(r.target.key);
+    if (r.holder) {
+      r.holder = false;
+      this.fleet.release(r.target.key).catch(() => undefined);
+    }
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.tickTimer = this.clock.setTimeout(() => {
+      void this.tick().finally(() => this.schedule());
+    }, this.tickMs);
+  }
+
+  /** Claims or renews leases that are due, and polls the resources this replica holds that are due. */
+  private async tick(): Promise<void> {
+    const now = this.clock.now();
+    const work: Promise<void>[] = [];
+    for (const r of this.resources.values()) {
+      if (r.busy) continue;
+      if (now >= r.nextClaimAt || (r.holder && now >= r.nextPollAt)) {
+        r.busy = true;
+        work.push(this.step(r, now).finally(() => (r.busy = false)));
+      }
+    }
+    await Promise.all(work);
+  }
+
+  private async step(r: Resource, now: number): Promise<void> {
+    const lease = this.config.watch.leaseMs;
+    if (now >= r.nextClaimAt) {
+      r.nextClaimAt = now + lease / 3;
+      let holds: boolean;
+      try {
+        holds = await this.fleet.claim(r.target.key, lease);
+      } catch {
+        // Redis away: poll for ourselves rather than let every watcher go stale.
+        holds = true;
+      }
+      if (holds && !r.holder) {
+        // Taking over: the last holder's poll says when the next is due and which answer it published.
+        const last = await this.fleet.lastPoll(r.target.key).catch(() => undefined);
+        if (last) {
+          r.polled = last.etag;
+          r.nextPollAt = Math.max(now, last.at + r.target.intervalMs);
+        } else r.nextPollAt = Math.min(r.nextPollAt, now + r.target.intervalMs);
+      }
+      r.holder = holds;
+      if (!this.resources.has(r.target.key) && holds) {
+        // Dropped while claiming.
+        r.holder = false;
+        await this.fleet.release(r.target.key).catch(() => undefined);
+        return;
+      }
+    }
+    if (r.holder && this.clock.now() >= r.nextPollAt) await this.poll(r);
+  }
+
+  /** How long polls of a target must wait: an upstream cooldown, an open breaker, or a budget with no token. */
+  private deferMs(target: WatchTarget): number {
+    const upstreams = target.kind === 'route' ? [target.upstream] : target.upstreams;
+    let wait = 0;
+    for (const name of upstreams) {
+      const limiter = this.limits.limiter(name);
+      if (!limiter) continue;
+      const refused = limiter.refuseNow();
+      if (refused)
+        wait = Math.max(wait, limiter.cooldownRemainingMs(), (refused.retryAfterSeconds ?? 1) * 1000);
+      // Interactive requests first: a poll takes a token only when one is there without waiting.
+      else if (limiter.tokensLeft() < 1) wait = Math.max(wait, Math.min(1000, target.intervalMs / 10));
+    }
+    return wait;
+  }
+
+  private async poll(r: Resource): Promise<void> {
+    const now = this.clock.now();
+    const interval = r.target.intervalMs;
+    const defer = this.deferMs(r.target);
+    if (defer > 0) {
+      r.nextPollAt = now + defer;
+      this.metrics.poll('deferred');
+      return;
+    }
+    const fetched = await this.fetch(
+      r.target,
+      { consumer: this.poller! },
+      `watch-${this.replicaId.slice(0, 8)}-${++this.polls}`,
+    );
+    const at = this.clock.now();
+    let outcome: PollOutcome;
+    if (!fetched.ok) {
+      outcome = 'error';
+      r.nextPollAt = at + Math.max(interval, fetched.retryAfterMs ?? 0);
+    } else {
+      // A stale answer started a refresh: read again soon to get it, at no extra vendor call. Once only: a
+      // second stale answer means the refresh failed, and reading again would start another vendor call.
+      const followUp = fetched.stale && !r.followingUp;
+      r.followingUp = followUp;
+      r.nextPollAt = at + (followUp ? Math.max(50, Math.min(interval / 10, 1000)) : interval);
+      const etag = fetched.answer.etag;
+      outcome = fetched.stale ? 'stale' : etag === r.polled ? 'unchanged' : 'changed';
+      // Every fresh answer is published, changed or not (one message per resource and interval): a replica
+      // whose streams got an older answer (a stale first read, a message lost in a Redis blip) catches up.
+      if (!fetched.stale) {
+        r.polled = etag;
+        const change: WatchChange = { k: r.target.key, etag, members: fetched.answer.members };
+        await this.fleet.publish(change).catch(() => this.deliver(change));
+      }
+      await this.fleet
+        .recordPoll(r.target.key, { etag, at }, Math.max(interval * 3, this.config.watch.leaseMs * 3))
+        .catch(() => undefined);
+    }
+    this.metrics.poll(outcome);
+  }
+
+  /** A change heard (from any replica, this one included): sent to every stream that has not got it. */
+  private deliver(c: WatchChange): void {
+    const r = this.resources.get(c.k);
+    if (!r) return;
+    if (r.answer?.etag !== c.etag) r.answer = { etag: c.etag, members: c.members };
+    let n = 0;
+    for (const e of r.entries) {
+      if (e.sent === c.etag || e.stream.closed) continue;
+      e.sent = c.etag;
+      e.stream.out.write(
+        sseEvent('answer', `{"path":${JSON.stringify(e.path)},${c.members}}`, this.idOf(e.stream)),
+      );
+      n++;
+    }
+    this.metrics.pushed(n);
+  }
+
+  /** The answer of a target as `identity` gets it, through the same pipeline as a direct call. */
+  private async fetch(
+    target: WatchTarget,
+    identity: RouteCallerIdentity,
+    requestId: string,
+  ): Promise<Fetched> {
+    if (target.kind === 'route') {
+      const res = await this.caller.call(identity, {
+        route: target.route,
+        url: target.key,
+        params: target.params,
+        query: target.query,
+        requestId,
+        accept: 'application/json',
+      });
+      if (res.status === 200)
+        return {
+          ok: true,
+          answer: watchAnswer(res.body, res.headers['content-type']),
+          stale: res.headers['x-cache'] === 'STALE',
+        };
+      const retryAfter = Number(res.headers['retry-after']);
+      return {
+        ok: false,
+        status: res.status,
+        envelope: res.body.toString('utf8'),
+        ...(retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+      };
+    }
+    try {
+      const res = await this.views.run({
+        name: target.view.name,
+        query: target.query,
+        caller: identity,
+        requestId,
+      });
+      if (res.status === 200 && res.etag) {
+        const parts = (JSON.parse(res.body) as { parts?: Record<string, { cache?: string }> }).parts ?? {};
+        return {
+          ok: true,
+          answer: watchAnswer(Buffer.from(res.body), 'application/json', res.etag),
+          stale: Object.values(parts).some((p) => p.cache === 'STALE'),
+        };
+      }
+      const retryAfter = Number(res.retryAfter);
+      return {
+        ok: false,
+        status: res.status,
+        envelope: res.body,
+        ...(retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+      };
+    } catch (e) {
+      return this.refusal(e, requestId, target.key);
+    }
+  }
+
+  /** A refusal made before anything ran (an unknown path, a view's bad parameter): the one envelope. */
+  private refusal(e: unknown, requestId: string, path: string): Fetched {
+    const a = this.filter.answerFor(e, { requestId, url: path, accept: 'application/json' });
+    return { ok: false, status: a.status, envelope: a.body };
+  }
+}

@@ -1,0 +1,77 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A vendor whose answers a test sets per path (`{"data":[{"value":<n>}]}`) and which counts the GETs it
+ * receives per path (query left out): what the fleet's polls cost the vendor.
+ */
+export class ScriptedVendor {
+  readonly calls = new Map<string, number>();
+  /** When each call arrived (epoch ms), per path. */
+  readonly times = new Map<string, number[]>();
+  private readonly limited = new Map<string, number>();
+  /** When the last 429 was sent (epoch ms). */
+  limitedAt?: number;
+  private readonly values = new Map<string, number>();
+  private server?: Server;
+  private base = '';
+
+  set(path: string, value: number): void {
+    this.values.set(path, value);
+  }
+
+  /** The next call of `path` answers 429 with `Retry-After: seconds` (the vendor's rate limit). */
+  rateLimitOnce(path: string, seconds: number): void {
+    this.limited.set(path, seconds);
+  }
+
+  callsTo(path: string): number {
+    return this.calls.get(path) ?? 0;
+  }
+
+  get total(): number {
+    let n = 0;
+    for (const c of this.calls.values()) n += c;
+    return n;
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0];
+      this.calls.set(path, (this.calls.get(path) ?? 0) + 1);
+      this.times.set(path, [...(this.times.get(path) ?? []), Date.now()]);
+      req.resume();
+      req.on('end', () => {
+        const limit = this.limited.get(path);
+        if (limit !== undefined) {
+          this.limited.delete(path);
+          this.limitedAt = Date.now();
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(limit) });
+          res.end(JSON.stringify({ message: 'Too many requests' }));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ data: [{ value: this.values.get(path) ?? 0 }] }));
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  get url(): string {
+    return this.base;
+  }
+
+  reset(): void {
+    this.calls.clear();
+    this.times.clear();
+    this.values.clear();
+    this.limited.clear();
+    this.limitedAt = undefined;
+  }
+
+  async close(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
