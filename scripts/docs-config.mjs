@@ -153,17 +153,26 @@ const GATEWAY = {
     default: '–',
     meaning: 'the master name the sentinels monitor (with `REDIS_SENTINELS`)',
   },
+  REDIS_CLUSTER_NODES: {
+    default: '– (one server: `REDIS_URL`)',
+    meaning:
+      'Redis Cluster instead of `REDIS_URL`: nodes to discover it from, comma-separated `host:port` ([operations](operations.md#redis-cluster))',
+  },
   REDIS_USERNAME: {
     default: '–',
-    meaning: 'ACL user of the Redis servers in Sentinel mode (`REDIS_URL` carries its own)',
+    meaning: 'ACL user of the Redis servers in Sentinel and Cluster modes (`REDIS_URL` carries its own)',
   },
-  REDIS_PASSWORD: { default: '–', meaning: 'password of the Redis servers in Sentinel mode (secret)' },
+  REDIS_PASSWORD: {
+    default: '–',
+    meaning: 'password of the Redis servers in Sentinel and Cluster modes (secret)',
+  },
   REDIS_SENTINEL_PASSWORD: {
     default: '–',
     meaning: 'password of the sentinels, when they require one (secret)',
   },
   REDIS_TLS: {
-    meaning: '`on`: TLS to the servers and sentinels in Sentinel mode (`REDIS_URL` says it by `rediss://`)',
+    meaning:
+      '`on`: TLS to the servers (and sentinels) in Sentinel and Cluster modes (`REDIS_URL` says it by `rediss://`)',
   },
   ATRIUM_REDIS_COMMAND_TIMEOUT_MS: {
     meaning:

@@ -1,5 +1,6 @@
+import { duplicateConnection } from '../core/redis/redis-connection.js';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../core/ports/redis.port.js';
 import { Counter, type Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig, type UpstreamLimitsConfig } from '../config/atrium-config.js';
 import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
@@ -30,7 +31,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
   private readonly channel: string;
   private readonly redisErrors: () => void;
   private readonly retries: Counter<'upstream'>;
-  private subscriber?: Redis;
+  private subscriber?: SharedRedis;
   private statusTimer?: NodeJS.Timeout;
 
   constructor(
@@ -148,10 +149,10 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
     this.statusTimer.unref();
   }
 
-  private subscribe(redis: Redis): void {
+  private subscribe(redis: SharedRedis): void {
     // A subscribed connection can do nothing else: a second one, which queues its SUBSCRIBE until connected
     // and re-subscribes by itself after a reconnect.
-    const sub = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    const sub = duplicateConnection(redis, { enableOfflineQueue: true });
     this.subscriber = sub;
     sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     sub.on('message', (_channel: string, message: string) => {

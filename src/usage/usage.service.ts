@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../core/ports/redis.port.js';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import type { Clock } from '../core/time/clock.js';
@@ -39,7 +39,7 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
 
   constructor(
     @Inject(ATRIUM_CONFIG) config: AtriumConfig,
-    @Inject(REDIS_CLIENT) redis: Redis | null,
+    @Inject(REDIS_CLIENT) redis: SharedRedis | null,
     @Inject(METRICS_REGISTRY) registry: Registry,
     @Inject(USAGE_CLOCK) clock: Clock,
     @Optional() @Inject(DATABASE_POOL) pool: DatabasePool = null,

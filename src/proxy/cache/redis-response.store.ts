@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../../core/ports/redis.port.js';
 import { decodeEntry, encodeEntry, type CacheEntry } from './cache-entry.js';
 import type { CacheKey } from './cache-key.js';
 import { RedisCacheKeys } from './redis-cache-keys.js';
@@ -11,7 +11,7 @@ import type { MissRole, ResponseStore, StoreStats, WaitResult } from './response
 
 export interface RedisStoreOptions {
   /** The cache's own ioredis connection (see cacheConnectionOptions); the store closes it. */
-  readonly client: Redis;
+  readonly client: SharedRedis;
   /** `ATRIUM_REDIS_PREFIX`: every key this store writes starts with it. */
   readonly prefix: string;
   /** Timeout of every Redis round trip of the cache. */

@@ -1,6 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, pingRedis } from '../../cache/cache-helpers.js';
 
+export interface RedisServerOptions {
+  /** More `redis-server` arguments (a Cluster node's settings, a password). */
+  readonly args?: readonly string[];
+}
+
 /**
  * A private redis-server for tests that kill Redis: the machine's shared Redis (6379) is never touched.
  * No persistence, loopback only; kill() is a SIGKILL, start() brings it back on the same port (empty).
@@ -9,8 +14,14 @@ export class RedisServer {
   private child?: ChildProcess;
   port = 0;
 
+  constructor(private readonly options: RedisServerOptions = {}) {}
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null;
   }
 
   async start(): Promise<void> {
@@ -28,6 +39,7 @@ export class RedisServer {
         'no',
         '--loglevel',
         'warning',
+        ...(this.options.args ?? []),
       ],
       { stdio: 'ignore' },
     );
