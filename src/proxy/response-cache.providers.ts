@@ -44,6 +44,7 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
         indexTtlMs: longestRetentionMs(config),
         log: (level, message) => (level === 'warn' ? logger.warn(message) : logger.log(message)),
         onError: () => metrics.redisErrors.inc(),
+        fallbackMaxBytes: config.cache.maxBytes,
       });
       await store.connect();
       return store;

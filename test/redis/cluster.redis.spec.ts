@@ -243,6 +243,7 @@ describeNeeding('redis-server', 'Redis Cluster (3 masters, 3 replicas on loopbac
         indexTtlMs: 600_000,
         log: () => undefined,
         onError: () => undefined,
+        fallbackMaxBytes: 1_000_000,
       });
       stores.push(s);
       await s.connect();
