@@ -204,7 +204,10 @@ const UPSTREAM = {
   LOGIN_BACKOFF_MS: { meaning: 'login step: pause after a failed login, doubling…' },
   LOGIN_BACKOFF_MAX_MS: { meaning: '…up to this' },
   MAX_WAIT_MS: { meaning: 'longest wait for an upstream token before 429 `UPSTREAM_RATE_LIMITED`' },
-  LOCAL_SHARE: { meaning: 'share of the budget one replica spends alone while Redis is configured but down' },
+  LOCAL_SHARE: {
+    meaning:
+      'share of the budget one replica spends alone while Redis is down, until a heartbeat has counted the fleet (then the budget ÷ the replicas seen)',
+  },
   AIMD: { meaning: 'learn the rate: lower it after an upstream 429, raise it while calls succeed' },
   AIMD_MIN_RATE: { default: 'rate/10', meaning: 'lower bound of the learned rate (requests per second)' },
   AIMD_MAX_RATE: { default: 'rate', meaning: 'upper bound of the learned rate (requests per second)' },
