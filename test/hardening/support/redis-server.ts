@@ -2,8 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort, pingRedis } from '../../cache/cache-helpers.js';
 
 export interface RedisServerOptions {
-  /** More `redis-server` arguments (a Cluster node's settings, a password). */
+  /** More `redis-server` arguments (a Cluster node's settings, `--replicaof`, `--sentinel`). */
   readonly args?: readonly string[];
+  /** A configuration file, read first (a sentinel needs one it can rewrite). */
+  readonly config?: string;
 }
 
 /**
@@ -29,6 +31,7 @@ export class RedisServer {
     const child = spawn(
       'redis-server',
       [
+        ...(this.options.config ? [this.options.config] : []),
         '--port',
         String(this.port),
         '--bind',
