@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort, pingRedis } from '../../cache/cache-helpers.js';
 
 export interface RedisServerOptions {
@@ -15,6 +18,9 @@ export interface RedisServerOptions {
 export class RedisServer {
   private child?: ChildProcess;
   port = 0;
+
+  /** Its working directory: a replica's full sync writes an RDB file there, never into the repository. */
+  private readonly dir = mkdtempSync(join(tmpdir(), 'atrium-redis-'));
 
   constructor(private readonly options: RedisServerOptions = {}) {}
 
@@ -42,6 +48,8 @@ export class RedisServer {
         'no',
         '--loglevel',
         'warning',
+        '--dir',
+        this.dir,
         ...(this.options.args ?? []),
       ],
       { stdio: 'ignore' },
