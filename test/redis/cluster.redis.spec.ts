@@ -380,8 +380,11 @@ describeNeeding('redis-server', 'Redis Cluster (3 masters, 3 replicas on loopbac
         (await http(gw.url + '/health/ready'))
           .json()
           .upstreams.find((u: { name: string }) => u.name === 'macro');
-      for (const gw of [a, b])
+      for (const gw of [a, b]) {
         await eventually(async () => (await macro(gw)).budget === 'shared', { what: 'a shared budget' });
+        // The heartbeat script runs on the cluster: each sees both replicas.
+        await eventually(async () => (await macro(gw)).fallbackShare === 0.5, { what: 'two replicas seen' });
+      }
       let n = 3_000_000;
       const get = (gw: GatewayHandle) => http(`${gw.url}/macro/series/${n++}`, { headers: bearer() });
       // Driven together for 2 s: one bucket (5/s, burst 5) allows about 15 calls, two would allow 30.
