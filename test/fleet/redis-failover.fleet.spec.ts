@@ -244,7 +244,7 @@ describeNeeding(
       }, 120_000);
       afterAll(async () => {
         await stopFleet();
-        await Promise.all([master, replica, ...sentinels].map((x) => x?.kill()));
+        await Promise.all([master, replica, ...sentinels].map((x) => x?.stop()));
       });
 
       it('no 5xx, no duplicated write, the budget held, shared again within 5 s', async () => {
@@ -279,7 +279,7 @@ describeNeeding(
       }, 120_000);
       afterAll(async () => {
         await stopFleet();
-        await redis.kill();
+        await redis.stop();
       });
 
       it(`gone for ${GAP_MS / 1000} s: no 5xx, no duplicated write, within the budget, shared again within 5 s`, async () => {

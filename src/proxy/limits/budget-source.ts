@@ -98,7 +98,11 @@ export class BudgetSource {
     if (!this.state.shared.failing) {
       this.state.shared.failing = true;
       const share = this.fallbackShare;
-      this.state.bucket.setRate(this.state.aimd.rate * share, this.o.now());
+      const now = this.o.now();
+      // The fleet's bucket may have just been spent: the share starts empty and refills at its rate, so the
+      // fleet's calls across the switch stay within the budget (a full local burst per replica would not).
+      this.state.bucket.reset(now, 0);
+      this.state.bucket.setRate(this.state.aimd.rate * share, now);
       this.o.log?.warn(
         `${this.o.name}: shared budget unavailable (${e.message}); spending this replica's ${Math.round(share * 100)} % share locally`,
       );

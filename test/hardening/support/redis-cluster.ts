@@ -110,7 +110,7 @@ export class RedisCluster {
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.nodes.map((n) => n.kill()));
+    await Promise.all(this.nodes.map((n) => n.stop()));
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, pingRedis } from '../../cache/cache-helpers.js';
@@ -74,7 +74,9 @@ export class RedisServer {
     await exited;
   }
 
+  /** The end: killed, and its directory removed. */
   async stop(): Promise<void> {
     await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
