@@ -171,17 +171,26 @@ const GATEWAY = {
     default: '–',
     meaning: 'the master name the sentinels monitor (with `REDIS_SENTINELS`)',
   },
+  REDIS_CLUSTER_NODES: {
+    default: '– (one server: `REDIS_URL`)',
+    meaning:
+      'Redis Cluster instead of `REDIS_URL`: nodes to discover it from, comma-separated `host:port` ([operations](operations.md#redis-cluster))',
+  },
   REDIS_USERNAME: {
     default: '–',
-    meaning: 'ACL user of the Redis servers in Sentinel mode (`REDIS_URL` carries its own)',
+    meaning: 'ACL user of the Redis servers in Sentinel and Cluster modes (`REDIS_URL` carries its own)',
   },
-  REDIS_PASSWORD: { default: '–', meaning: 'password of the Redis servers in Sentinel mode (secret)' },
+  REDIS_PASSWORD: {
+    default: '–',
+    meaning: 'password of the Redis servers in Sentinel and Cluster modes (secret)',
+  },
   REDIS_SENTINEL_PASSWORD: {
     default: '–',
     meaning: 'password of the sentinels, when they require one (secret)',
   },
   REDIS_TLS: {
-    meaning: '`on`: TLS to the servers and sentinels in Sentinel mode (`REDIS_URL` says it by `rediss://`)',
+    meaning:
+      '`on`: TLS to the servers (and sentinels) in Sentinel and Cluster modes (`REDIS_URL` says it by `rediss://`)',
   },
   ATRIUM_REDIS_COMMAND_TIMEOUT_MS: {
     meaning:
@@ -213,7 +222,10 @@ const UPSTREAM = {
   LOGIN_BACKOFF_MS: { meaning: 'login step: pause after a failed login, doubling…' },
   LOGIN_BACKOFF_MAX_MS: { meaning: '…up to this' },
   MAX_WAIT_MS: { meaning: 'longest wait for an upstream token before 429 `UPSTREAM_RATE_LIMITED`' },
-  LOCAL_SHARE: { meaning: 'share of the budget one replica spends alone while Redis is configured but down' },
+  LOCAL_SHARE: {
+    meaning:
+      'share of the budget one replica spends alone while Redis is down, until a heartbeat has counted the fleet (then the budget ÷ the replicas seen)',
+  },
   AIMD: { meaning: 'learn the rate: lower it after an upstream 429, raise it while calls succeed' },
   AIMD_MIN_RATE: { default: 'rate/10', meaning: 'lower bound of the learned rate (requests per second)' },
   AIMD_MAX_RATE: { default: 'rate', meaning: 'upper bound of the learned rate (requests per second)' },

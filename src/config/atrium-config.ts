@@ -125,13 +125,13 @@ export interface AtriumConfig {
   readonly warnings: readonly string[];
   /** The secrets read from `<NAME>_FILE`, kept current once main.ts starts watching them. */
   readonly secretFiles: SecretFiles;
-  /** Redis (one server or Sentinel); undefined → no Redis (state in the process). */
+  /** Redis (one server, Sentinel or Cluster); undefined → no Redis (state in the process). */
   readonly redis?: RedisConnectionConfig;
   /** PostgreSQL, the system of record of consumers and usage; undefined → the consumers file (or Redis). */
   readonly database?: DatabaseConfig;
 }
 
-/** How the fleet reaches Redis: one server by URL, or the master a set of sentinels names. */
+/** How the fleet reaches Redis: one server by URL, the master a set of sentinels names, or a Cluster. */
 export type RedisConnectionConfig = (
   | { readonly kind: 'url'; readonly url: string }
   | {
@@ -141,6 +141,13 @@ export type RedisConnectionConfig = (
       readonly username?: string;
       readonly password?: string;
       readonly sentinelPassword?: string;
+      readonly tls: boolean;
+    }
+  | {
+      readonly kind: 'cluster';
+      readonly nodes: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+      readonly username?: string;
+      readonly password?: string;
       readonly tls: boolean;
     }
 ) & { readonly commandTimeoutMs: number };
@@ -159,6 +166,22 @@ export function parseHostPorts(text: string): Array<{ host: string; port: number
 
 function redisConnection(g: GatewayEnv, problems: string[]): RedisConnectionConfig | undefined {
   const commandTimeoutMs = g.ATRIUM_REDIS_COMMAND_TIMEOUT_MS;
+  if (g.REDIS_CLUSTER_NODES) {
+    const nodes = parseHostPorts(g.REDIS_CLUSTER_NODES);
+    if (!nodes) problems.push('REDIS_CLUSTER_NODES (expected host:port, comma-separated)');
+    if (g.REDIS_URL) problems.push('REDIS_URL (set either REDIS_URL or REDIS_CLUSTER_NODES, not both)');
+    if (g.REDIS_SENTINELS || g.REDIS_SENTINEL_MASTER)
+      problems.push('REDIS_SENTINELS (set either REDIS_SENTINELS or REDIS_CLUSTER_NODES, not both)');
+    if (!nodes) return undefined;
+    return {
+      kind: 'cluster',
+      nodes,
+      username: g.REDIS_USERNAME,
+      password: g.REDIS_PASSWORD,
+      tls: g.REDIS_TLS === 'on',
+      commandTimeoutMs,
+    };
+  }
   if (g.REDIS_SENTINELS || g.REDIS_SENTINEL_MASTER) {
     const sentinels = g.REDIS_SENTINELS ? parseHostPorts(g.REDIS_SENTINELS) : undefined;
     if (!sentinels) problems.push('REDIS_SENTINELS (expected host:port, comma-separated)');
@@ -219,11 +242,15 @@ export function loadConfig(
   const unknown = unknownVariables(given, known);
   if (given.ATRIUM_CONFIG_STRICT === '1') problems.push(...unknown);
   else warnings.push(...unknown);
-  if ((g?.REDIS_URL || g?.REDIS_SENTINELS) && !g.ATRIUM_LINK_SECRET && sandboxed.length === 0)
+  if (
+    (g?.REDIS_URL || g?.REDIS_SENTINELS || g?.REDIS_CLUSTER_NODES) &&
+    !g.ATRIUM_LINK_SECRET &&
+    sandboxed.length === 0
+  )
     // Replicas sharing Redis serve each other's links: each signing with its own random secret would refuse
     // about every other download behind a round-robin balancer.
     problems.push(
-      'ATRIUM_LINK_SECRET (required with REDIS_URL or REDIS_SENTINELS: replicas sharing Redis must sign download links with one secret, 32+ characters)',
+      'ATRIUM_LINK_SECRET (required with REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES: replicas sharing Redis must sign download links with one secret, 32+ characters)',
     );
   const configs: Record<string, UpstreamConfig> = {};
   const served = servedUpstreams(

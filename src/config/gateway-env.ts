@@ -88,18 +88,20 @@ export class GatewayEnv {
   @IsIn(['boot', 'off']) ATRIUM_DATABASE_MIGRATE = 'boot';
   /** Usage rows kept in memory while the database is away; counts past this bound are dropped and counted. */
   @Type(() => Number) @IsInt() @Min(100) @Max(10_000_000) ATRIUM_USAGE_BUFFER_ROWS = 100_000;
-  // Redis topology (docs/operations.md "State"): one server (REDIS_URL) or Sentinel, with auth and TLS.
+  // Redis topology (docs/operations.md "State"): one server (REDIS_URL), Sentinel or Cluster, with auth and TLS.
   /** Sentinels, comma-separated `host:port`; with REDIS_SENTINEL_MASTER, instead of REDIS_URL. */
   @IsOptional() @IsString() @MinLength(3) REDIS_SENTINELS?: string;
   /** The master's name the sentinels monitor. */
   @IsOptional() @IsString() @MinLength(1) REDIS_SENTINEL_MASTER?: string;
-  /** ACL user of the Redis servers (Sentinel mode; REDIS_URL carries its own). */
+  /** Cluster nodes to start from, comma-separated `host:port`; instead of REDIS_URL and REDIS_SENTINELS. */
+  @IsOptional() @IsString() @MinLength(3) REDIS_CLUSTER_NODES?: string;
+  /** ACL user of the Redis servers (Sentinel and Cluster modes; REDIS_URL carries its own). */
   @IsOptional() @IsString() @MinLength(1) REDIS_USERNAME?: string;
-  /** Password of the Redis servers (Sentinel mode; secret: no default). */
+  /** Password of the Redis servers (Sentinel and Cluster modes; secret: no default). */
   @IsOptional() @IsString() @MinLength(1) REDIS_PASSWORD?: string;
   /** Password of the sentinels themselves, when they require one (secret: no default). */
   @IsOptional() @IsString() @MinLength(1) REDIS_SENTINEL_PASSWORD?: string;
-  /** `on`: TLS to the servers and the sentinels (REDIS_URL says it by `rediss://`). */
+  /** `on`: TLS to the servers (and the sentinels); REDIS_URL says it by `rediss://`. */
   @IsIn(['on', 'off']) REDIS_TLS = 'off';
   /** Longest wait for any one Redis command of the shared client: a dead Redis never holds a request long. */
   @Type(() => Number) @IsInt() @Min(10) @Max(10_000) ATRIUM_REDIS_COMMAND_TIMEOUT_MS = 100;

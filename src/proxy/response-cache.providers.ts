@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
 import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
+import { duplicateConnection } from '../core/redis/redis-connection.js';
 import { CACHE_METRICS, CacheMetrics } from './cache-metrics.js';
 import { CACHE_TTL } from './cache-ttl.js';
 import { MemoryResponseStore } from './cache/memory-response.store.js';
@@ -36,13 +37,14 @@ export const RESPONSE_CACHE_PROVIDERS: Provider[] = [
       const logger = new Logger('Cache');
       const store = new RedisResponseStore({
         // The gateway's Redis client, on a connection of the cache's own (see cacheConnectionOptions).
-        client: redis.duplicate(cacheConnectionOptions(config.cache.redisTimeoutMs)),
+        client: duplicateConnection(redis, cacheConnectionOptions(config.cache.redisTimeoutMs)),
         prefix: config.redisPrefix,
         timeoutMs: config.cache.redisTimeoutMs,
         leaseMs: config.cache.coalesceLeaseMs,
         indexTtlMs: longestRetentionMs(config),
         log: (level, message) => (level === 'warn' ? logger.warn(message) : logger.log(message)),
         onError: () => metrics.redisErrors.inc(),
+        fallbackMaxBytes: config.cache.maxBytes,
       });
       await store.connect();
       return store;

@@ -1,5 +1,7 @@
+import { FleetHeartbeat } from './limits/fleet-heartbeat.js';
+import { duplicateConnection } from '../core/redis/redis-connection.js';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../core/ports/redis.port.js';
 import { Counter, type Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig, type UpstreamLimitsConfig } from '../config/atrium-config.js';
 import { CONSUMER_STORE } from '../core/auth/consumer-auth.guard.js';
@@ -18,6 +20,9 @@ import type { UpstreamDefinition } from './upstream-definition.js';
 
 // The shared state is read every so often for readiness, metrics and any cooldown missed on pub/sub.
 const STATUS_EVERY_MS = 2_000;
+/** Replicas beat every second; one not heard from for 5 s no longer counts in the fleet's size. */
+const HEARTBEAT_EVERY_MS = 1_000;
+const HEARTBEAT_WINDOW_MS = 5_000;
 
 /**
  * One UpstreamLimiter per upstream, built from that upstream's config, sharing the fleet's state through
@@ -30,8 +35,10 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
   private readonly channel: string;
   private readonly redisErrors: () => void;
   private readonly retries: Counter<'upstream'>;
-  private subscriber?: Redis;
+  private subscriber?: SharedRedis;
   private statusTimer?: NodeJS.Timeout;
+  /** Counts the replicas sharing Redis, for each one's share of the budget while Redis is away. */
+  private readonly heartbeat?: FleetHeartbeat;
 
   constructor(
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
@@ -40,6 +47,12 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
     @Inject(CONSUMER_STORE) private readonly consumers: ConsumerStore,
   ) {
     this.channel = `${config.redisPrefix}limits:cooldown`;
+    if (redis)
+      this.heartbeat = new FleetHeartbeat(redis, {
+        prefix: config.redisPrefix,
+        everyMs: HEARTBEAT_EVERY_MS,
+        windowMs: HEARTBEAT_WINDOW_MS,
+      });
     const errors = redisErrorsCounter(registry).labels({ component: 'limits' });
     this.redisErrors = () => errors.inc();
     this.retries =
@@ -99,6 +112,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
         reservedShareOf: (id) => this.consumers.get(id)?.reservedShare ?? 0,
         onRedisError: this.redisErrors,
         log: { log: (m) => this.logger.log(m), warn: (m) => this.logger.warn(m) },
+        fleetShare: () => this.heartbeat?.share(),
       },
     );
     this.limiters.set(def.name, limiter);
@@ -141,6 +155,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
   onModuleInit(): void {
     this.registerGauges();
     if (!this.redis) return;
+    this.heartbeat?.start();
     this.subscribe(this.redis);
     this.statusTimer = setInterval(() => {
       for (const l of this.limiters.values()) void l.refreshShared();
@@ -148,10 +163,10 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
     this.statusTimer.unref();
   }
 
-  private subscribe(redis: Redis): void {
+  private subscribe(redis: SharedRedis): void {
     // A subscribed connection can do nothing else: a second one, which queues its SUBSCRIBE until connected
     // and re-subscribes by itself after a reconnect.
-    const sub = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    const sub = duplicateConnection(redis, { enableOfflineQueue: true });
     this.subscriber = sub;
     sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     sub.on('message', (_channel: string, message: string) => {
@@ -174,6 +189,13 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
       (set: (labels: { upstream: string }, v: number) => void): void => {
         for (const l of this.limiters.values()) set({ upstream: l.name }, read(l));
       };
+    collectedGauge(
+      r,
+      'atrium_fleet_replicas_seen',
+      'Replicas sharing Redis at the last heartbeat (0 before any); the budget share of each while Redis is away is 1 over this.',
+      [] as const,
+      (set) => set({}, this.heartbeat?.replicasSeen ?? 0),
+    );
     collectedGauge(
       r,
       'atrium_upstream_budget_tokens',
@@ -213,6 +235,7 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
 
   async onApplicationShutdown(): Promise<void> {
     if (this.statusTimer) clearInterval(this.statusTimer);
+    await this.heartbeat?.stop();
     for (const l of this.limiters.values()) l.close();
     const sub = this.subscriber;
     if (sub) {

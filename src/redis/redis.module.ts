@@ -7,14 +7,14 @@ import {
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { ClusterOptions, Redis, RedisOptions } from 'ioredis';
 import { createRequire } from 'node:module';
 import { ATRIUM_CONFIG, type AtriumConfig, type RedisConnectionConfig } from '../config/atrium-config.js';
-import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
+import { REDIS_CLIENT, type RedisClient, type SharedRedis } from '../core/ports/redis.port.js';
 
 export { REDIS_CLIENT } from '../core/ports/redis.port.js';
 
-/** The client's options for a connection: one server by URL, or the master named by sentinels. */
+/** The client's options for a connection: one server by URL, the master named by sentinels, or a node. */
 export function redisOptions(c: RedisConnectionConfig): RedisOptions {
   const base: RedisOptions = {
     // Short timeouts and no offline queue: a slow or absent Redis must fail a call fast, never stall a request.
@@ -26,6 +26,13 @@ export function redisOptions(c: RedisConnectionConfig): RedisOptions {
     lazyConnect: false,
   };
   if (c.kind === 'url') return base;
+  if (c.kind === 'cluster')
+    return {
+      ...base,
+      ...(c.username ? { username: c.username } : {}),
+      ...(c.password ? { password: c.password } : {}),
+      ...(c.tls ? { tls: {} } : {}),
+    };
   return {
     ...base,
     sentinels: c.sentinels.map((s) => ({ host: s.host, port: s.port })),
@@ -39,11 +46,42 @@ export function redisOptions(c: RedisConnectionConfig): RedisOptions {
   };
 }
 
-export function createRedisClient(connection: string | RedisConnectionConfig): Redis {
+/**
+ * A Cluster: the per-node settings above, with the same fail-fast policy for the cluster as a whole. While
+ * slots move (a failover), a command is retried after a short delay within its own timeout, not queued.
+ */
+export function clusterOptions(c: RedisConnectionConfig & { kind: 'cluster' }): ClusterOptions {
+  const { retryStrategy, enableOfflineQueue, lazyConnect, ...perNode } = redisOptions(c);
+  return {
+    enableOfflineQueue,
+    lazyConnect,
+    clusterRetryStrategy: retryStrategy ?? undefined,
+    retryDelayOnFailover: 50,
+    retryDelayOnClusterDown: 50,
+    retryDelayOnTryAgain: 50,
+    slotsRefreshTimeout: 1000,
+    // The nodes announce their addresses; behind TLS the certificate names the host asked for, not the IP.
+    ...(c.tls
+      ? { dnsLookup: (address: string, done: (e: null, a: string) => void) => done(null, address) }
+      : {}),
+    redisOptions: perNode,
+  };
+}
+
+export function createRedisClient(url: string): Redis;
+export function createRedisClient(connection: RedisConnectionConfig): SharedRedis;
+export function createRedisClient(connection: string | RedisConnectionConfig): SharedRedis {
   // Loaded on first use: a gateway without Redis never holds the client library in memory.
-  const { Redis: RedisClass } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const { Redis: RedisClass, Cluster } = createRequire(import.meta.url)(
+    'ioredis',
+  ) as typeof import('ioredis');
   const c: RedisConnectionConfig =
     typeof connection === 'string' ? { kind: 'url', url: connection, commandTimeoutMs: 250 } : connection;
+  if (c.kind === 'cluster')
+    return new Cluster(
+      c.nodes.map((n) => ({ host: n.host, port: n.port })),
+      clusterOptions(c),
+    );
   const options = redisOptions(c);
   return c.kind === 'url' ? new RedisClass(c.url, options) : new RedisClass(options);
 }

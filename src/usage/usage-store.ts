@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../core/ports/redis.port.js';
 import { COUNTER_COUNT, USAGE_COUNTER_NAMES } from './usage-counters.js';
 
 /** Counts of one consumer on one upstream on one UTC day (positions as in USAGE_COUNTERS). */
@@ -86,7 +86,7 @@ export class RedisUsageStore implements UsageStore {
   readonly kind = 'redis' as const;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: SharedRedis,
     private readonly prefix: string,
   ) {}
 
@@ -94,8 +94,21 @@ export class RedisUsageStore implements UsageStore {
     return `${this.prefix}usage:${day}`;
   }
 
+  // One pipeline per flush on one server. A Redis Cluster keeps each day hash in its own slot and a pipeline
+  // must stay in one: a pipeline per day there (a flush touches one day, two around midnight).
   async add(deltas: readonly UsageDelta[]): Promise<void> {
     if (deltas.length === 0) return;
+    const groups = new Map<string, UsageDelta[]>();
+    for (const d of deltas) {
+      const group = this.redis.isCluster ? d.day : '';
+      const list = groups.get(group);
+      if (list) list.push(d);
+      else groups.set(group, [d]);
+    }
+    for (const list of groups.values()) await this.addGroup(list);
+  }
+
+  private async addGroup(deltas: readonly UsageDelta[]): Promise<void> {
     const p = this.redis.pipeline();
     const keys = new Set<string>();
     for (const d of deltas) {
@@ -113,9 +126,17 @@ export class RedisUsageStore implements UsageStore {
 
   async read(days: readonly string[]): Promise<UsageDelta[]> {
     if (days.length === 0) return [];
-    const p = this.redis.pipeline();
-    for (const day of days) p.hgetall(this.keyOf(day));
-    const results = (await p.exec()) ?? [];
+    // As above: one pipeline on one server, a read per day hash on a Cluster.
+    const results = this.redis.isCluster
+      ? await Promise.all(
+          days.map((day) =>
+            this.redis.hgetall(this.keyOf(day)).then(
+              (hash): [Error | null, unknown] => [null, hash],
+              (e: Error): [Error | null, unknown] => [e, null],
+            ),
+          ),
+        )
+      : ((await days.reduce((p, day) => p.hgetall(this.keyOf(day)), this.redis.pipeline()).exec()) ?? []);
     const out: UsageDelta[] = [];
     days.forEach((day, i) => {
       const [err, hash] = results[i] ?? [new Error('no answer')];

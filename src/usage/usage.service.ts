@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type BeforeApplicationShutdown } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../core/ports/redis.port.js';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../config/atrium-config.js';
 import type { Clock } from '../core/time/clock.js';
@@ -39,7 +39,7 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
 
   constructor(
     @Inject(ATRIUM_CONFIG) config: AtriumConfig,
-    @Inject(REDIS_CLIENT) redis: Redis | null,
+    @Inject(REDIS_CLIENT) redis: SharedRedis | null,
     @Inject(METRICS_REGISTRY) registry: Registry,
     @Inject(USAGE_CLOCK) clock: Clock,
     @Optional() @Inject(DATABASE_POOL) pool: DatabasePool = null,
@@ -48,12 +48,22 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
     this.enabled = config.usageCounting;
     if (!this.enabled) return;
     let store: UsageStore;
+    // Exported with or without a database (0 without), so dashboards and alerts find them everywhere.
+    const dropped = new Counter({
+      name: 'atrium_usage_rows_dropped_total',
+      help: 'Usage rows dropped because the buffer kept while the database was away was full.',
+      registers: [registry],
+    });
+    let buffered: () => number = () => 0;
+    new Gauge({
+      name: 'atrium_usage_rows_buffered',
+      help: 'Usage rows waiting for the database.',
+      registers: [registry],
+      collect() {
+        this.set(buffered());
+      },
+    });
     if (pool && config.database) {
-      const dropped = new Counter({
-        name: 'atrium_usage_rows_dropped_total',
-        help: 'Usage rows dropped because the buffer kept while the database was away was full.',
-        registers: [registry],
-      });
       const pg = new PgUsageStore({
         pool,
         ready,
@@ -66,14 +76,7 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
           );
         },
       });
-      new Gauge({
-        name: 'atrium_usage_rows_buffered',
-        help: 'Usage rows waiting for the database.',
-        registers: [registry],
-        collect() {
-          this.set(pg.bufferedRows);
-        },
-      });
+      buffered = () => pg.bufferedRows;
       store = pg;
     } else store = redis ? new RedisUsageStore(redis, config.redisPrefix) : new MemoryUsageStore();
     this.recorder = new UsageRecorder({

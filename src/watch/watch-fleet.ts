@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../core/ports/redis.port.js';
+import { duplicateConnection } from '../core/redis/redis-connection.js';
 
 /** A change of a watched resource, as one replica tells the others. */
 export interface WatchChange {
@@ -74,10 +75,10 @@ const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call
 export class RedisWatchFleet implements WatchFleet {
   readonly shared = true;
   private readonly channel: string;
-  private readonly sub: Redis;
+  private readonly sub: SharedRedis;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: SharedRedis,
     private readonly prefix: string,
     private readonly replicaId: string,
     deliver: (c: WatchChange) => void,
@@ -85,7 +86,7 @@ export class RedisWatchFleet implements WatchFleet {
   ) {
     this.channel = `${prefix}watch:changes`;
     // A subscribed connection does nothing else; it queues SUBSCRIBE until connected and resubscribes itself.
-    this.sub = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    this.sub = duplicateConnection(redis, { enableOfflineQueue: true });
     this.sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     this.sub.on('message', (_channel: string, message: string) => {
       let c: WatchChange;

@@ -57,13 +57,16 @@ describeNeeding('redis-server', 'response cache when its Redis goes away or stal
 
     fake.reset();
     await redis.kill('SIGKILL');
+    const during: string[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await get(path);
       expect(res.status).toBe(200);
       expect(res.text).toBe(hit.text);
-      expect(res.headers['x-cache']).toBe('MISS');
+      during.push(String(res.headers['x-cache']));
     }
-    expect(fake.calls('/layout/tables')).toBe(5);
+    // The in-process LRU stands in (docs/operations.md "Losing Redis"): one vendor call, then hits.
+    expect(during).toEqual(['MISS', 'HIT', 'HIT', 'HIT', 'HIT']);
+    expect(fake.calls('/layout/tables')).toBe(1);
     // A write still works; its invalidation is replayed when Redis returns, before the cache is used again.
     const patch = await http(`${gw.url}/macro/feeds/${list.json().data[0].id}`, {
       method: 'PATCH',
@@ -92,15 +95,20 @@ describeNeeding('redis-server', 'response cache when its Redis goes away or stal
     fake.reset();
     process.kill(redis.child.pid!, 'SIGSTOP');
     try {
-      for (let i = 0; i < 4; i++) {
+      const seen: string[] = [];
+      for (let i = 0; i < 6; i++) {
         const started = Date.now();
         const res = await get(path);
         expect(res.status).toBe(200);
-        expect(res.headers['x-cache']).toBe('MISS');
+        seen.push(String(res.headers['x-cache']));
         // Bounded by the cache's Redis timeouts, not by the stalled server (a hang would never end).
         expect(Date.now() - started).toBeLessThan(8_000);
       }
-      expect(fake.calls('/dictionary/units')).toBe(4);
+      // Misses until a few timeouts in a row switch Redis off; then the in-process LRU: one more call, hits.
+      const misses = seen.filter((c) => c === 'MISS').length;
+      expect(seen.slice(misses)).toEqual(Array(seen.length - misses).fill('HIT'));
+      expect(seen.at(-1)).toBe('HIT');
+      expect(fake.calls('/dictionary/units')).toBe(misses);
       const patch = await http(`${gw.url}/macro/feeds/${before.json().data[0].id}`, {
         method: 'PATCH',
         headers: {

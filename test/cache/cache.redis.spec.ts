@@ -67,7 +67,9 @@ describeRedis(
       const keys = await redis.keys(`${prefix}cache::*`);
       expect(keys).toHaveLength(1);
       expect(keys[0]).toMatch(
-        new RegExp(`^${prefix}cache::macro:token%3A[0-9a-f]{12}:layout:[0-9a-f]{32}:/layout/tables/TB1207$`),
+        new RegExp(
+          `^${prefix}cache::\\{macro:token%3A[0-9a-f]{12}:layout\\}:[0-9a-f]{32}:/layout/tables/TB1207$`,
+        ),
       );
       expect(keys[0]).not.toContain(reader.key);
       expect(keys[0]).not.toContain(UPSTREAM_TOKEN);

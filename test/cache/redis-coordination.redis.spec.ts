@@ -213,6 +213,7 @@ describeRedis('Redis cache coordination: leader election, invalidation, purge', 
         timeoutMs: 1_000,
         leaseMs: 1_000,
         indexTtlMs: 60_000,
+        fallbackMaxBytes: 1_000_000,
         log: () => undefined,
         onError: () => errors++,
       });
@@ -285,6 +286,7 @@ describeRedis('Redis cache coordination: leader election, invalidation, purge', 
         timeoutMs: 100,
         leaseMs: 1_000,
         indexTtlMs: 60_000,
+        fallbackMaxBytes: 1_000_000,
         log: () => undefined,
         onError: () => errors++,
         probeIntervalMs: 60_000,
@@ -294,9 +296,15 @@ describeRedis('Redis cache coordination: leader election, invalidation, purge', 
         expect(s.health.available).toBe(false);
         const k = keyOf('u', '/a');
         expect(await s.get(k)).toBeUndefined();
-        expect(await s.beginMiss(k)).toEqual({ role: 'local', token: undefined });
+        // Redis away: the in-process LRU decides and keeps the answer (docs/operations.md "Losing Redis").
+        const role = await s.beginMiss(k);
+        expect(role).toEqual({ role: 'local', token: 'local:0' });
+        // A token from Redis (not the fallback's) still stores nothing.
         expect(await s.set(k, entry('x'), 60_000, '0', false)).toBe(false);
+        expect(await s.set(k, entry('x'), 60_000, 'local:0', false)).toBe(true);
+        expect((await s.get(k))?.body.toString()).toBe('x');
         await s.invalidate(k.scope);
+        expect(await s.get(k)).toBeUndefined();
         expect(errors).toBe(0);
       } finally {
         await s.close();

@@ -211,6 +211,8 @@ describe('deploy/grafana and deploy/prometheus', () => {
         'AtriumBudgetExhausted',
         'AtriumCacheHitRatioFalling',
         'AtriumRedisErrors',
+        'AtriumDatabaseUsageBacklog',
+        'AtriumUsageRowsDropped',
         'AtriumReplicasUnready',
         'AtriumKeyEchoScrubbed',
       ]),

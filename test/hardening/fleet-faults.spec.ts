@@ -429,9 +429,10 @@ describeNeeding(
         await l.stop();
         if (!back) failures.push('the fleet did not return to the shared budget within 15 s of the restart');
         const seconds = (tBack - tKill) / 1000;
-        // Down: each replica spends its own share; the restart empties Redis, so a fresh shared bucket may
-        // grant its burst once more.
-        const bound = 3 * (RATE * LOCAL_SHARE * seconds + Math.round(BURST * LOCAL_SHARE)) + 2 * BURST + 1;
+        // Down: each replica spends its share, the budget ÷ the 3 replicas its heartbeat saw (its fallback
+        // bucket's burst is LOCAL_SHARE of the burst); the restart empties Redis, so a fresh shared bucket
+        // may grant its burst once more.
+        const bound = 3 * ((RATE / 3) * seconds + Math.round(BURST * LOCAL_SHARE)) + 2 * BURST + 1;
         const made = readsBetween(tKill, tBack);
         if (made > bound)
           failures.push(

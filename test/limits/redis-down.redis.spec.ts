@@ -43,6 +43,8 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
     consumers: [app, bulk],
     // The tests run in order; the second counts the calls the fake saw since it reset it.
     resetFakes: false,
+    // Two replicas: each sees the other through the heartbeat, so each spends half the budget alone.
+    instances: 2,
   });
   let gw: GatewayHandle;
   let n = 500_000;
@@ -52,9 +54,13 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
   const budgetMode = async () =>
     (await ready()).upstreams.find((u: { name: string }) => u.name === 'macro').budget;
 
+  const macroFacts = async () => (await ready()).upstreams.find((u: { name: string }) => u.name === 'macro');
+
   beforeAll(async () => {
-    gw = gwt.gw;
+    gw = gwt.gateways[0];
     await eventually(async () => (await budgetMode()) === 'shared', { what: 'the shared budget' });
+    // The heartbeat has seen both replicas: LOCAL_SHARE (0.25) applies only before any beat answered.
+    await eventually(async () => (await macroFacts()).fallbackShare === 0.5, { what: 'two replicas seen' });
   });
 
   it('consumer quota: shared while Redis answers; fails open (requests pass) and is counted when it does not', async () => {
@@ -79,17 +85,19 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
     const before = await counter(gw, 'limits');
     const started = Date.now();
     const statuses: number[] = [];
-    // Drive hard for 2 s with a budget of 20/s, burst 20: a quarter of it is 5/s, burst 5.
+    expect((await macroFacts()).fallbackShare).toBe(0.5);
+    // Drive hard for 2 s with a budget of 20/s, burst 20: half of it is 10/s (the fallback burst is 5).
     await Promise.all(
-      Array.from({ length: 8 }, async () => {
+      // More callers than 1 s of that rate: some wait past UPSTREAM_MACRO_MAX_WAIT_MS and get 429.
+      Array.from({ length: 16 }, async () => {
         while (Date.now() - started < 2000) statuses.push((await as(bulk.key)).status);
       }),
     );
     const calls = fake.requests.length;
-    // A bucket of 5/s and burst 5 over the time the calls actually spanned (a loaded machine stretches it).
+    // A bucket of 10/s and burst 5 over the time the calls actually spanned (a loaded machine stretches it).
     const spanSeconds = (fake.requests[calls - 1].at - started) / 1000;
     expect(calls).toBeGreaterThanOrEqual(5);
-    expect(calls).toBeLessThanOrEqual(5 + Math.ceil(5 * spanSeconds) + 1);
+    expect(calls).toBeLessThanOrEqual(5 + Math.ceil(10 * spanSeconds) + 1);
     expect(calls).toBeLessThan(20 + 20 * spanSeconds); // far below the whole budget
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
     expect(await counter(gw, 'limits')).toBeGreaterThan(before);

@@ -114,7 +114,7 @@ describeNeeding(
         },
         UPSTREAMS,
       );
-      client = createRedisClient(c.redis!);
+      client = createRedisClient(c.redis!) as Redis; // Sentinel: one master, a plain client
       await eventually(() => client!.status === 'ready', { timeoutMs: 10_000, what: 'the client is ready' });
       expect(client.options.commandTimeout).toBe(100);
       await client.set('atrium-sentinel-test', 'ok');

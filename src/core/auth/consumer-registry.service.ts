@@ -1,3 +1,4 @@
+import { duplicateConnection } from '../redis/redis-connection.js';
 import { createHash } from 'node:crypto';
 import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import {
@@ -8,7 +9,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../ports/redis.port.js';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { REDIS_CLIENT } from '../ports/redis.port.js';
 import {
@@ -75,7 +76,7 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
   private lastError: string | null = null;
   private fileDigest?: string;
   private readonly seed?: readonly Consumer[];
-  private subscriber?: Redis;
+  private subscriber?: SharedRedis;
   private poll?: NodeJS.Timeout;
   private reloading?: Promise<void>;
   private readonly onHup = () => void this.reloadFile('SIGHUP');
@@ -87,7 +88,7 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
   constructor(
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
     @Inject(CONSUMER_STORE) private readonly store: ConsumerStore,
-    @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
+    @Inject(REDIS_CLIENT) private readonly redis: SharedRedis | null,
     @Optional() @Inject(CONSUMER_DATABASE) private readonly db: ConsumerDatabaseClient = null,
   ) {
     this.known = Object.keys(config.upstreams);
@@ -331,7 +332,7 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
 
   // --- Redis ---------------------------------------------------------------------------------------
 
-  private redisReady(redis: Redis): Promise<boolean> {
+  private redisReady(redis: SharedRedis): Promise<boolean> {
     if (redis.status === 'ready') return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (ok: boolean) => {
@@ -345,9 +346,9 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
     });
   }
 
-  private subscribe(redis: Redis): void {
+  private subscribe(redis: SharedRedis): void {
     // A subscribed connection can do nothing else: a second one, which re-subscribes after a reconnect.
-    const sub = redis.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+    const sub = duplicateConnection(redis, { enableOfflineQueue: true });
     this.subscriber = sub;
     sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     sub.on('message', (_channel: string, message: string) => {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../ports/redis.port.js';
 import type { ConsumerRecord } from './consumer-record.js';
 
 /** The whole set as Redis holds it, and its version (0: never written). */
@@ -30,7 +30,7 @@ redis.call('PUBLISH', KEYS[3], tostring(v))
 return v`;
 
 /**
- * Consumers in Redis: one hash (`<prefix>consumers`, id → JSON record with key digests only), a version
+ * Consumers in Redis: one hash (`<prefix>consumers`, `<prefix>{consumers}` on a Cluster; id → JSON record with key digests only), a version
  * counter bumped by every change, and a pub/sub channel that announces each new version to the fleet.
  */
 export class RedisConsumerRepository {
@@ -39,12 +39,15 @@ export class RedisConsumerRepository {
   readonly channel: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: SharedRedis,
     prefix: string,
   ) {
-    this.hashKey = `${prefix}consumers`;
-    this.versionKey = `${prefix}consumers:version`;
-    this.channel = `${prefix}consumers:changed`;
+    // A Cluster needs the three under one hash tag (the scripts touch them together). Cluster is new, so no
+    // set is stored under the untagged names there; a single server keeps the names its data already has.
+    const base = redis.isCluster ? `${prefix}{consumers}` : `${prefix}consumers`;
+    this.hashKey = base;
+    this.versionKey = `${base}:version`;
+    this.channel = `${base}:changed`;
   }
 
   private keys(): [number, string, string, string] {

@@ -10,6 +10,8 @@ export interface RedisHealthOptions {
   /** How often a down Redis is probed. */
   readonly probeIntervalMs: number;
   readonly clock?: Clock;
+  /** Called once Redis is usable again (after the probe and its replays). */
+  readonly onBack?: () => void;
 }
 
 /** Consecutive timeouts (with the connection still up) that count as Redis being down. */
@@ -91,6 +93,7 @@ export class RedisHealth {
         () => {
           if (this.closed) return;
           this.up = true;
+          this.opts.onBack?.();
           this.opts.log('log', 'Redis is back for the response cache');
         },
         () => this.scheduleProbe(),

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../ports/redis.port.js';
 import {
   recordOf,
   type MultiWindowThrottlerStorage,
@@ -68,7 +68,7 @@ export class RedisFixedWindowThrottlerStorage implements MultiWindowThrottlerSto
   private failing = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: SharedRedis,
     private readonly prefix: string,
     private readonly onError: () => void = () => undefined,
   ) {

@@ -1,6 +1,6 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { ThrottlerModule, type ThrottlerModuleOptions } from '@nestjs/throttler';
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../ports/redis.port.js';
 import type { Registry } from 'prom-client';
 import { ATRIUM_CONFIG, type AtriumConfig } from '../../config/atrium-config.js';
 import { METRICS_REGISTRY } from '../ports/metrics.port.js';
@@ -18,7 +18,7 @@ import { collectedGauge, rateLimitedCounter, redisErrorsCounter } from './thrott
 /** In memory for one instance; one count for the fleet in Redis when REDIS_URL is set. */
 export function consumerThrottlerOptions(
   config: AtriumConfig,
-  redis: Redis | null,
+  redis: SharedRedis | null,
   registry: Registry,
 ): ThrottlerModuleOptions {
   const errors = redisErrorsCounter(registry).labels({ component: 'throttler' });

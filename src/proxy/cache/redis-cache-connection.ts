@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { SharedRedis } from '../../core/ports/redis.port.js';
 import { RedisTimeoutError } from '../../core/redis/redis-health.js';
+import type { ConnectionOverrides } from '../../core/redis/redis-connection.js';
 
 /** A Lua script and its SHA1 (EVALSHA first; EVAL once when Redis forgot it). */
 export interface Script {
@@ -17,7 +18,7 @@ export function script(lua: string): Script {
  * entries of up to megabytes, which must not queue the limiter's and throttler's scripts behind them, and
  * `ATRIUM_CACHE_REDIS_TIMEOUT_MS` bounds them instead of the shared client's timeout.
  */
-export function cacheConnectionOptions(timeoutMs: number): Partial<RedisOptions> {
+export function cacheConnectionOptions(timeoutMs: number): ConnectionOverrides {
   return {
     connectTimeout: connectTimeoutOf(timeoutMs),
     // withTimeout below bounds every call (and reads a reply the busy event loop had not picked up yet).
@@ -52,7 +53,7 @@ export function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 /** Every round trip of the cache on its connection, each bounded by the cache's timeout. */
 export class CacheRedis {
   constructor(
-    readonly client: Redis,
+    readonly client: SharedRedis,
     readonly timeoutMs: number,
   ) {}
 

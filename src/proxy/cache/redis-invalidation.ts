@@ -51,7 +51,7 @@ export class RedisInvalidation {
     const epoch = await this.redis.run<string>(
       SCRIPTS.index,
       [this.keys.index(key.scope), this.keys.epoch(key.scope)],
-      [key.full, this.indexTtlMs],
+      [this.keys.member(key), this.indexTtlMs],
     );
     return String(epoch);
   }

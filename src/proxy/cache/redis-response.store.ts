@@ -1,9 +1,10 @@
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../../core/ports/redis.port.js';
 import { decodeEntry, encodeEntry, type CacheEntry } from './cache-entry.js';
 import type { CacheKey } from './cache-key.js';
 import { RedisCacheKeys } from './redis-cache-keys.js';
 import { CacheRedis } from './redis-cache-connection.js';
 import { RedisHealth } from '../../core/redis/redis-health.js';
+import { MemoryResponseStore } from './memory-response.store.js';
 import { RedisInvalidation } from './redis-invalidation.js';
 import { RedisLeaderElection } from './redis-leader-election.js';
 import { purgeEntries } from './redis-purge.js';
@@ -11,7 +12,7 @@ import type { MissRole, ResponseStore, StoreStats, WaitResult } from './response
 
 export interface RedisStoreOptions {
   /** The cache's own ioredis connection (see cacheConnectionOptions); the store closes it. */
-  readonly client: Redis;
+  readonly client: SharedRedis;
   /** `ATRIUM_REDIS_PREFIX`: every key this store writes starts with it. */
   readonly prefix: string;
   /** Timeout of every Redis round trip of the cache. */
@@ -24,7 +25,12 @@ export interface RedisStoreOptions {
   readonly onError: () => void;
   /** How often a down Redis is probed (default 1 s). */
   readonly probeIntervalMs?: number;
+  /** Bytes of the in-process LRU that serves while Redis is away (ATRIUM_CACHE_MAX_BYTES). */
+  readonly fallbackMaxBytes: number;
 }
+
+/** Tokens of misses decided by the in-process fallback carry this mark: their answer is stored there. */
+const LOCAL = 'local:';
 
 /**
  * The shared cache of a gateway fleet on one ioredis connection, so one timeout setting
@@ -40,8 +46,10 @@ export class RedisResponseStore implements ResponseStore {
   private readonly keys: RedisCacheKeys;
   private readonly election: RedisLeaderElection;
   private readonly invalidation: RedisInvalidation;
+  /** While Redis is away, this process's own LRU; emptied when Redis is back (see `fallBack`). */
+  private local: MemoryResponseStore;
 
-  constructor(opts: RedisStoreOptions) {
+  constructor(private readonly opts: RedisStoreOptions) {
     this.keys = new RedisCacheKeys(opts.prefix);
     this.redis = new CacheRedis(opts.client, opts.timeoutMs);
     // Failures are counted where they surface (below); the event would only duplicate them.
@@ -54,7 +62,10 @@ export class RedisResponseStore implements ResponseStore {
         await this.redis.ping();
         await this.invalidation.replayPending();
       },
+      // Entries kept alone during the outage missed the other replicas' writes: none outlives it.
+      onBack: () => this.resetLocal(),
     });
+    this.local = new MemoryResponseStore({ maxBytes: opts.fallbackMaxBytes });
     this.invalidation = new RedisInvalidation(this.redis, this.keys, this.health, opts.indexTtlMs);
     this.election = new RedisLeaderElection(this.redis, this.keys, this.health, {
       leaseMs: opts.leaseMs,
@@ -72,7 +83,7 @@ export class RedisResponseStore implements ResponseStore {
   }
 
   async get(key: CacheKey): Promise<CacheEntry | undefined> {
-    if (!this.health.available) return undefined;
+    if (!this.health.available) return this.local.get(key);
     let raw: string | null;
     try {
       raw = await this.redis.call<string | null>('GET', this.keys.entry(key));
@@ -92,6 +103,8 @@ export class RedisResponseStore implements ResponseStore {
     token: string | undefined,
     indexed: boolean,
   ): Promise<boolean> {
+    if (token?.startsWith(LOCAL))
+      return this.local.set(key, entry, retainMs, token.slice(LOCAL.length), indexed);
     if (!this.health.available || token === undefined) return false;
     const full = this.keys.entry(key);
     let stored = false;
@@ -117,8 +130,27 @@ export class RedisResponseStore implements ResponseStore {
     }
   }
 
-  beginMiss(key: CacheKey): Promise<MissRole> {
+  async beginMiss(key: CacheKey): Promise<MissRole> {
+    if (!this.health.available) return this.fallBack(key);
     return this.election.begin(key);
+  }
+
+  /**
+   * Redis is away: this process coalesces alone (the stage's in-flight map) and stores in its own LRU, so
+   * repeats are still hits; each replica calls the vendor once per key instead of once for the fleet.
+   */
+  private async fallBack(key: CacheKey): Promise<MissRole> {
+    const role = await this.local.beginMiss(key);
+    return {
+      role: 'local',
+      token: role.role === 'local' && role.token !== undefined ? LOCAL + role.token : undefined,
+    };
+  }
+
+  private resetLocal(): void {
+    const old = this.local;
+    this.local = new MemoryResponseStore({ maxBytes: this.opts.fallbackMaxBytes });
+    void old.close();
   }
 
   waitFor(
@@ -130,20 +162,30 @@ export class RedisResponseStore implements ResponseStore {
     return this.election.waitFor(key, holder, previousId, deadline);
   }
 
-  invalidate(scope: string): Promise<void> {
-    return this.invalidation.invalidate(scope);
+  async invalidate(scope: string): Promise<void> {
+    await this.local.invalidate(scope);
+    await this.invalidation.invalidate(scope);
   }
 
-  purge(upstream: string, pathPrefix?: string): Promise<number> {
-    return purgeEntries(this.redis, this.keys, upstream, pathPrefix);
+  async purge(upstream: string, pathPrefix?: string): Promise<number> {
+    const local = await this.local.purge(upstream, pathPrefix);
+    return local + (await purgeEntries(this.redis, this.keys, upstream, pathPrefix));
   }
 
   async stats(): Promise<StoreStats> {
-    return { store: 'redis', available: this.health.available, namespace: this.keys.namespace };
+    const base = {
+      store: 'redis',
+      available: this.health.available,
+      namespace: this.keys.namespace,
+    } as const;
+    if (this.health.available) return base;
+    const local = await this.local.stats();
+    return { ...base, fallback: { entries: local.entries, bytes: local.bytes } };
   }
 
   async close(): Promise<void> {
     this.health.close();
+    await this.local.close();
     await this.redis.close();
   }
 }

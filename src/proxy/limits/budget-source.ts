@@ -21,6 +21,8 @@ export interface BudgetSourceOptions {
   readonly now: () => number;
   readonly onRedisError?: () => void;
   readonly log?: LimiterLog;
+  /** 1 ÷ the replicas last seen alive; undefined → `localShare`. */
+  readonly fleetShare?: () => number | undefined;
 }
 
 /** Failed takes in a row on a connected Redis before the local fallback bucket is used. */
@@ -39,6 +41,11 @@ export class BudgetSource {
 
   get shared(): RedisBudgetStore | undefined {
     return this.o.shared;
+  }
+
+  /** What this replica spends alone while Redis is away: the budget ÷ the replicas last seen alive. */
+  get fallbackShare(): number {
+    return this.o.fleetShare?.() ?? this.o.localShare;
   }
 
   get mode(): BudgetMode {
@@ -90,9 +97,14 @@ export class BudgetSource {
     this.o.onRedisError?.();
     if (!this.state.shared.failing) {
       this.state.shared.failing = true;
-      this.state.bucket.setRate(this.state.aimd.rate * this.o.localShare, this.o.now());
+      const share = this.fallbackShare;
+      const now = this.o.now();
+      // The fleet's bucket may have just been spent: the share starts empty and refills at its rate, so the
+      // fleet's calls across the switch stay within the budget (a full local burst per replica would not).
+      this.state.bucket.reset(now, 0);
+      this.state.bucket.setRate(this.state.aimd.rate * share, now);
       this.o.log?.warn(
-        `${this.o.name}: shared budget unavailable (${e.message}); spending this replica's ${Math.round(this.o.localShare * 100)} % share locally`,
+        `${this.o.name}: shared budget unavailable (${e.message}); spending this replica's ${Math.round(share * 100)} % share locally`,
       );
     }
   }
@@ -100,13 +112,13 @@ export class BudgetSource {
   /** The local bucket follows the learned rate: all of it alone, this replica's share in a fleet. */
   syncBucketRate(now: number): void {
     const rate = this.state.aimd.rate;
-    this.state.bucket.setRate(this.o.shared ? rate * this.o.localShare : rate, now);
+    this.state.bucket.setRate(this.o.shared ? rate * this.fallbackShare : rate, now);
   }
 
   /** The rate requests are served at right now (for the `Retry-After` of a spent budget). */
   effectiveRate(): number {
     const rate = this.state.aimd.rate;
-    return this.mode === 'local-fallback' ? rate * this.o.localShare : rate;
+    return this.mode === 'local-fallback' ? rate * this.fallbackShare : rate;
   }
 
   /** Tokens left: the last shared answer refilled since (shared), else the local bucket's. */

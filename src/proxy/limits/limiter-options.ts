@@ -43,6 +43,11 @@ export interface UpstreamLimiterDeps {
   /** A Redis call failed and the local fallback answered. */
   readonly onRedisError?: () => void;
   readonly log?: LimiterLog;
+  /**
+   * This replica's share of the budget while Redis is away: 1 ÷ the replicas last seen alive (the fleet
+   * heartbeat); undefined before any was seen, and then `localShare` applies.
+   */
+  readonly fleetShare?: () => number | undefined;
 }
 
 export type BudgetMode = 'local' | 'shared' | 'local-fallback';
@@ -53,6 +58,8 @@ export interface UpstreamLimitFacts {
   cooldownRemainingSeconds: number;
   bucket: { configuredRatePerSec: number; learnedRatePerSec: number; burst: number; tokens: number };
   budget: BudgetMode;
+  /** The share of the budget this replica spends alone while Redis is away (`local-fallback`). */
+  fallbackShare: number;
   queued: number;
 }
 

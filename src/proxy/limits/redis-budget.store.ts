@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { SharedRedis } from '../../core/ports/redis.port.js';
 
 // The fleet's shared state per upstream, in three keys under one hash tag (one cluster slot):
 //   <prefix>limits:{<upstream>}:bucket    hash: tokens, ts (ms), rate (learned), ai (last increase, ms)
@@ -176,7 +176,7 @@ export class RedisBudgetStore {
   private readonly cmd: Commands;
 
   constructor(
-    readonly redis: Redis,
+    readonly redis: SharedRedis,
     prefix: string,
     private readonly upstream: string,
     readonly channel: string,
@@ -244,9 +244,9 @@ export class RedisBudgetStore {
   }
 }
 
-const defined = new WeakSet<Redis>();
+const defined = new WeakSet<SharedRedis>();
 
-function defineBudgetCommands(redis: Redis): void {
+function defineBudgetCommands(redis: SharedRedis): void {
   if (defined.has(redis)) return;
   defined.add(redis);
   redis.defineCommand('atriumBudgetTake', { lua: TAKE_LUA });

@@ -1,3 +1,4 @@
+import type { RedisBudgetStore } from './redis-budget.store.js';
 import type { GatewayError } from '../../core/errors/gateway-error.js';
 import type { ProxyRequest } from '../pipeline.types.js';
 import { BudgetSource } from './budget-source.js';
@@ -60,6 +61,8 @@ export class UpstreamLimiter {
   /** The refusals of a cooldown and of an open breaker, one per whole second of `Retry-After`. */
   private readonly coolingError: RefusalMemo;
   private readonly openError: RefusalMemo;
+  /** A cooldown started locally while Redis was away, not yet the fleet's. */
+  private unpublishedCooldown = false;
 
   constructor(
     private readonly o: UpstreamLimiterOptions,
@@ -83,6 +86,7 @@ export class UpstreamLimiter {
       now: this.now,
       onRedisError: deps.onRedisError,
       log: deps.log,
+      fleetShare: deps.fleetShare,
     });
     this.dispenser = new TokenDispenser({
       name: o.upstream,
@@ -203,7 +207,11 @@ export class UpstreamLimiter {
         this.budget.onSharedError(e as Error);
       }
     }
-    ms ??= this.localCooldown(header);
+    if (ms === undefined) {
+      ms = this.localCooldown(header);
+      // Redis is away: the fleet must learn of this cooldown when it returns (refreshShared).
+      if (shared) this.unpublishedCooldown = true;
+    }
     return withRetryAfter(err, retryAfterSeconds(ms));
   }
 
@@ -254,6 +262,21 @@ export class UpstreamLimiter {
     this.deps.log?.log(`${this.name}: cooldown lifted by an operator`);
   }
 
+  /**
+   * A cooldown this replica started while Redis was away, published once Redis answers again: what is left
+   * of it becomes the fleet's cooldown (the script announces it to every replica), unless the fleet already
+   * cools down at least as long.
+   */
+  private async publishLocalCooldown(shared: RedisBudgetStore, fleetMs: number): Promise<void> {
+    const left = this.state.cooldownRemainingMs(this.now());
+    if (left > fleetMs + 1000) {
+      const r = await shared.cooldown(Math.ceil(left / 1000));
+      this.deps.log?.log(`${this.name}: the cooldown kept during the Redis outage is the fleet's again`);
+      this.adoptCooldown(r.cooldownMs, r.rate);
+    }
+    this.unpublishedCooldown = false;
+  }
+
   /** Another replica lifted the cooldown. */
   liftLocal(): void {
     Object.assign(this.state.cooldown, { until: 0, streak: 0, streakUntil: 0 });
@@ -268,6 +291,7 @@ export class UpstreamLimiter {
       const s = await shared.status();
       this.budget.onSharedAnswer(s.tokens, s.rate);
       if (s.cooldownMs > 0) this.adoptCooldown(s.cooldownMs, s.rate);
+      if (this.unpublishedCooldown) await this.publishLocalCooldown(shared, s.cooldownMs);
     } catch (e) {
       this.budget.onSharedError(e as Error);
     }
@@ -307,6 +331,7 @@ export class UpstreamLimiter {
         tokens: round(this.tokensLeft(), 2),
       },
       budget: this.mode,
+      fallbackShare: round(this.budget.fallbackShare, 4),
       queued: this.dispenser.size,
     };
   }

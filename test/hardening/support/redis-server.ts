@@ -1,5 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort, pingRedis } from '../../cache/cache-helpers.js';
+
+export interface RedisServerOptions {
+  /** More `redis-server` arguments (a Cluster node's settings, `--replicaof`, `--sentinel`). */
+  readonly args?: readonly string[];
+  /** A configuration file, read first (a sentinel needs one it can rewrite). */
+  readonly config?: string;
+}
 
 /**
  * A private redis-server for tests that kill Redis: the machine's shared Redis (6379) is never touched.
@@ -9,8 +19,17 @@ export class RedisServer {
   private child?: ChildProcess;
   port = 0;
 
+  /** Its working directory: a replica's full sync writes an RDB file there, never into the repository. */
+  private readonly dir = mkdtempSync(join(tmpdir(), 'atrium-redis-'));
+
+  constructor(private readonly options: RedisServerOptions = {}) {}
+
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null;
   }
 
   async start(): Promise<void> {
@@ -18,6 +37,7 @@ export class RedisServer {
     const child = spawn(
       'redis-server',
       [
+        ...(this.options.config ? [this.options.config] : []),
         '--port',
         String(this.port),
         '--bind',
@@ -28,6 +48,9 @@ export class RedisServer {
         'no',
         '--loglevel',
         'warning',
+        '--dir',
+        this.dir,
+        ...(this.options.args ?? []),
       ],
       { stdio: 'ignore' },
     );
@@ -51,7 +74,9 @@ export class RedisServer {
     await exited;
   }
 
+  /** The end: killed, and its directory removed. */
   async stop(): Promise<void> {
     await this.kill();
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
