@@ -178,11 +178,11 @@ const GATEWAY = {
   },
   REDIS_USERNAME: {
     default: '–',
-    meaning: 'ACL user of the Redis servers in Sentinel and Cluster modes (`REDIS_URL` carries its own)',
+    meaning: 'ACL user of the Redis servers (with `REDIS_URL`: when the URL carries none)',
   },
   REDIS_PASSWORD: {
     default: '–',
-    meaning: 'password of the Redis servers in Sentinel and Cluster modes (secret)',
+    meaning: 'password of the Redis servers (secret; with `REDIS_URL`: when the URL carries none, so that it can come from `REDIS_PASSWORD_FILE`)',
   },
   REDIS_SENTINEL_PASSWORD: {
     default: '–',

@@ -133,7 +133,13 @@ export interface AtriumConfig {
 
 /** How the fleet reaches Redis: one server by URL, the master a set of sentinels names, or a Cluster. */
 export type RedisConnectionConfig = (
-  | { readonly kind: 'url'; readonly url: string }
+  | {
+      readonly kind: 'url';
+      readonly url: string;
+      /** From REDIS_USERNAME / REDIS_PASSWORD (or their files) when the URL carries none. */
+      readonly username?: string;
+      readonly password?: string;
+    }
   | {
       readonly kind: 'sentinel';
       readonly sentinels: ReadonlyArray<{ readonly host: string; readonly port: number }>;
@@ -199,7 +205,23 @@ function redisConnection(g: GatewayEnv, problems: string[]): RedisConnectionConf
       commandTimeoutMs,
     };
   }
-  return g.REDIS_URL ? { kind: 'url', url: g.REDIS_URL, commandTimeoutMs } : undefined;
+  if (!g.REDIS_URL) return undefined;
+  // The password may stay out of the URL (and come from REDIS_PASSWORD_FILE); never from both places.
+  let inUrl: URL | undefined;
+  try {
+    inUrl = new URL(g.REDIS_URL);
+  } catch {
+    inUrl = undefined;
+  }
+  if (inUrl && (inUrl.password || inUrl.username) && (g.REDIS_PASSWORD || g.REDIS_USERNAME))
+    problems.push('REDIS_PASSWORD (REDIS_URL carries credentials already: set them in one place)');
+  return {
+    kind: 'url',
+    url: g.REDIS_URL,
+    ...(g.REDIS_USERNAME ? { username: g.REDIS_USERNAME } : {}),
+    ...(g.REDIS_PASSWORD ? { password: g.REDIS_PASSWORD } : {}),
+    commandTimeoutMs,
+  };
 }
 
 export interface DatabaseConfig {

@@ -25,7 +25,12 @@ export function redisOptions(c: RedisConnectionConfig): RedisOptions {
     retryStrategy: (times) => Math.min(times * 200, 2000),
     lazyConnect: false,
   };
-  if (c.kind === 'url') return base;
+  if (c.kind === 'url')
+    return {
+      ...base,
+      ...(c.username ? { username: c.username } : {}),
+      ...(c.password ? { password: c.password } : {}),
+    };
   if (c.kind === 'cluster')
     return {
       ...base,

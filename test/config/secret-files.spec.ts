@@ -44,6 +44,36 @@ describe('secrets from files', () => {
     ]);
   });
 
+  it('the Redis password may stay out of REDIS_URL and come from REDIS_PASSWORD_FILE, never from both', () => {
+    const base = { ...MACRO_URL, ATRIUM_LINK_SECRET: 'l'.repeat(40) };
+    const c = loadConfig(
+      {
+        ...base,
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        REDIS_PASSWORD_FILE: file('redis-password', 'redis-pw-from-a-file\n'),
+      },
+      UPSTREAMS,
+    );
+    expect(c.redis).toMatchObject({
+      kind: 'url',
+      url: 'redis://127.0.0.1:6379',
+      password: 'redis-pw-from-a-file',
+    });
+    let message = '';
+    try {
+      loadConfig(
+        { ...base, REDIS_URL: 'redis://:in-url@127.0.0.1:6379', REDIS_PASSWORD: 'beside-it' },
+        UPSTREAMS,
+      );
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      message = (e as Error).message;
+    }
+    expect(message).toContain('REDIS_URL carries credentials already');
+    expect(message).not.toContain('in-url');
+    expect(message).not.toContain('beside-it');
+  });
+
   it('both forms, an unreadable file or an empty one stop the boot, named by variable (never the value)', () => {
     const problem = (env: Record<string, string>) => {
       try {
