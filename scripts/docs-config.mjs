@@ -182,7 +182,8 @@ const GATEWAY = {
   },
   REDIS_PASSWORD: {
     default: '–',
-    meaning: 'password of the Redis servers (secret; with `REDIS_URL`: when the URL carries none, so that it can come from `REDIS_PASSWORD_FILE`)',
+    meaning:
+      'password of the Redis servers (secret; with `REDIS_URL`: when the URL carries none, so that it can come from `REDIS_PASSWORD_FILE`)',
   },
   REDIS_SENTINEL_PASSWORD: {
     default: '–',

@@ -45,7 +45,11 @@ describe('secrets from files', () => {
   });
 
   it('the Redis password may stay out of REDIS_URL and come from REDIS_PASSWORD_FILE, never from both', () => {
-    const base = { ...MACRO_URL, ATRIUM_LINK_SECRET: 'l'.repeat(40) };
+    const base = {
+      ...MACRO_URL,
+      UPSTREAM_MACRO_TOKEN: 'sbx_macro_redis_pw_0001',
+      ATRIUM_LINK_SECRET: 'l'.repeat(40),
+    };
     const c = loadConfig(
       {
         ...base,
