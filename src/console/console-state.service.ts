@@ -259,20 +259,6 @@ export class ConsoleStateService {
     return round(Math.max(0, (b.get(key) ?? 0) - (a.get(key) ?? 0)) / seconds);
   }
 
-  /**
-   * By when the consumer's last request had been made, as the samples tell: the time of the sample that
-   * first counted the consumer's current total (a late bound, so a quota is never shown reset too early).
-   * Undefined when no sample counted a request of it.
-   */
-  private lastActiveAt(consumerId: string): number | undefined {
-    const count = (s: Sample) => s.consumerRequests?.get(consumerId);
-    let i = this.samples.length - 1;
-    const current = i >= 0 ? count(this.samples[i]) : undefined;
-    if (current === undefined || current === 0) return undefined;
-    while (i > 0 && count(this.samples[i - 1]) === current) i--;
-    return this.samples[i].t;
-  }
-
   /** The oldest sample within the recent window, and the newest. */
   private recentPair(): [Sample, Sample] | undefined {
     const newest = this.samples[this.samples.length - 1];
@@ -380,7 +366,6 @@ export class ConsoleStateService {
     const consumers = this.consumers.all().map((c): ConsumerState => {
       const hist = this.history((s) => s.consumerRequests, c.id);
       const view = consumerView(c, now);
-      const lastActive = this.lastActiveAt(c.id);
       return {
         id: c.id,
         enabled: view.enabled,
@@ -393,10 +378,8 @@ export class ConsoleStateService {
         history: hist,
         quota: c.limits.map((l) => {
           const v = quota?.find((x) => x.labels.consumer === c.id && x.labels.window === l.name);
-          // The gauge keeps the count of the consumer's last request: once a whole window has passed
-          // without one, that window has reset and the quota is whole again.
-          const idle = lastActive !== undefined && now - lastActive >= l.ttlMs;
-          const remaining = v ? (idle ? l.limit : finite(v.value)) : null;
+          // The gauge reports a window whole again once it has reset (ConsumerQuota.remainingNow).
+          const remaining = v ? finite(v.value) : null;
           return {
             window: l.name,
             ttlMs: l.ttlMs,

@@ -1,8 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectThrottlerStorage, type ThrottlerStorage } from '@nestjs/throttler';
 import type { Counter } from 'prom-client';
 import type { Consumer } from '../auth/consumer.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { SYSTEM_CLOCK, type Clock } from '../time/clock.js';
 import {
   isMultiWindowStorage,
   type MultiWindowThrottlerStorage,
@@ -21,6 +22,8 @@ interface ConsumerPlan {
   readonly policy: string;
   /** Last remaining count seen per window, read by the quota gauge at scrape time. */
   readonly remaining: number[];
+  /** When each window seen last resets (epoch ms): past it, the window is whole again. */
+  readonly resetAt: number[];
 }
 
 /** Where the `RateLimit-*` headers go: a Fastify reply, or an in-process call's header record. */
@@ -34,6 +37,7 @@ export interface ConsumerThrottlerMetrics {
 }
 
 export const CONSUMER_THROTTLER_METRICS = Symbol('ConsumerThrottlerMetrics');
+export const QUOTA_CLOCK = Symbol('QuotaClock');
 
 /**
  * The inbound quota of each consumer: `@nestjs/throttler`'s storage, keyed by consumer id, with the windows
@@ -57,6 +61,7 @@ export class ConsumerQuota {
   constructor(
     @InjectThrottlerStorage() private readonly storage: ThrottlerStorage,
     @Inject(CONSUMER_THROTTLER_METRICS) private readonly metrics: ConsumerThrottlerMetrics,
+    @Optional() @Inject(QUOTA_CLOCK) private readonly clock: Clock = SYSTEM_CLOCK,
   ) {
     if (isMultiWindowStorage(storage)) this.multi = storage;
   }
@@ -66,6 +71,14 @@ export class ConsumerQuota {
     const out: ConsumerPlan[] = [];
     for (const p of this.plans.values()) if (p.plan) out.push(p.plan);
     return out;
+  }
+
+  /**
+   * Requests left in window `i` of a plan as of now: the count last seen, or the whole limit once that
+   * window has reset (a consumer that stopped calling is not shown as spent long after its window).
+   */
+  remainingNow(plan: ConsumerPlan, i: number): number {
+    return this.clock.now() >= plan.resetAt[i] ? plan.windows[i].limit : plan.remaining[i];
   }
 
   private planOf(consumer: Consumer): ConsumerPlan | null {
@@ -81,6 +94,7 @@ export class ConsumerQuota {
         keys: windows.map((w) => `{${consumer.id}}:${w.name}`),
         policy: windows.map((w) => `${w.limit};w=${Math.max(1, Math.ceil(w.ttlMs / 1000))}`).join(', '),
         remaining: windows.map((w) => w.limit),
+        resetAt: windows.map(() => 0),
       };
     }
     this.plans.set(consumer.id, { consumer, plan });
@@ -128,11 +142,13 @@ export class ConsumerQuota {
     let pick = 0;
     let pickRemaining = Infinity;
     let retryMs = 0;
+    const now = this.clock.now();
     for (let i = 0; i < plan.windows.length; i++) {
       const w = plan.windows[i];
       const s = verdict.windows[i];
       const remaining = Math.max(0, w.limit - s.hits);
       plan.remaining[i] = remaining;
+      plan.resetAt[i] = now + s.resetMs;
       if (!verdict.allowed) {
         if (s.hits >= w.limit && s.resetMs > retryMs) {
           retryMs = s.resetMs;

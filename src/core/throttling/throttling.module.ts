@@ -70,7 +70,7 @@ export class ConsumerThrottlingModule implements OnModuleInit {
       (set) => {
         for (const plan of this.quota.seenPlans())
           plan.windows.forEach((w, i) =>
-            set({ consumer: plan.consumer.id, window: w.name }, plan.remaining[i]),
+            set({ consumer: plan.consumer.id, window: w.name }, this.quota.remainingNow(plan, i)),
           );
       },
     );
