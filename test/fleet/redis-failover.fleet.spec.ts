@@ -121,6 +121,15 @@ describeNeeding(
       return {
         shots,
         markers,
+        /** Waits until `count` more answers have come back than now (load before and after a fault). */
+        async answered(count: number) {
+          const target = shots.length + count;
+          await eventually(() => shots.length >= target, {
+            timeoutMs: 20_000,
+            intervalMs: 20,
+            what: `${count} answers`,
+          });
+        },
         async stop() {
           running = false;
           await Promise.all(workers);
@@ -189,7 +198,7 @@ describeNeeding(
         await feedId();
         fake.reset();
         const l = load();
-        await new Promise((res) => setTimeout(res, 1000));
+        await l.answered(100);
         const from = Date.now();
         await victim.kill();
         // The cluster promotes the victim's replica (node timeout 1 s).
@@ -197,7 +206,7 @@ describeNeeding(
         const to = Date.now();
         await eventually(allShared, { timeoutMs: 20_000, intervalMs: 100, what: 'shared again' });
         const backMs = Date.now() - to;
-        await new Promise((res) => setTimeout(res, 500));
+        await l.answered(50);
         await l.stop();
         judge('Cluster master killed', l, { from, to }, backMs);
       }, 90_000);
@@ -252,7 +261,7 @@ describeNeeding(
         await feedId();
         fake.reset();
         const l = load();
-        await new Promise((res) => setTimeout(res, 1000));
+        await l.answered(100);
         const from = Date.now();
         await master.kill();
         await eventually(async () => (await redisCli(replica.port, 'role')).startsWith('master'), {
@@ -263,7 +272,7 @@ describeNeeding(
         const to = Date.now();
         await eventually(allShared, { timeoutMs: 20_000, intervalMs: 100, what: 'shared again' });
         const backMs = Date.now() - to;
-        await new Promise((res) => setTimeout(res, 500));
+        await l.answered(50);
         await l.stop();
         judge('Sentinel master killed', l, { from, to }, backMs);
       }, 90_000);
@@ -287,7 +296,7 @@ describeNeeding(
         await feedId();
         fake.reset();
         const l = load();
-        await new Promise((res) => setTimeout(res, 1000));
+        await l.answered(100);
         const from = Date.now();
         await redis.kill();
         await new Promise((res) => setTimeout(res, GAP_MS));
@@ -295,7 +304,7 @@ describeNeeding(
         const to = Date.now();
         await eventually(allShared, { timeoutMs: 20_000, intervalMs: 100, what: 'shared again' });
         const backMs = Date.now() - to;
-        await new Promise((res) => setTimeout(res, 500));
+        await l.answered(50);
         await l.stop();
         judge(`Redis gone ${GAP_MS / 1000} s`, l, { from, to }, backMs);
       }, 90_000);

@@ -48,8 +48,11 @@ function appPage(idp: string, gateway: string): string {
     });
     const { access_token } = await tokenRes.json();
     history.replaceState(null, '', '/');
+    // no-store: the browser's private cache would otherwise answer the second call of the same URL
+    // itself (the gateway's answers carry Cache-Control: private, max-age), without asking the gateway.
     const call = async (path, token) => {
-      const res = await fetch(${JSON.stringify(gateway)} + path, { headers: { authorization: 'Bearer ' + token } });
+      const res = await fetch(${JSON.stringify(gateway)} + path,
+        { cache: 'no-store', headers: { authorization: 'Bearer ' + token } });
       const body = await res.json();
       return { status: res.status, requestId: res.headers.get('x-request-id'),
         message: body.error ? body.error.message : null };
