@@ -12,5 +12,10 @@ if (!tier) {
   process.exit(2);
 }
 const jest = join(dirname(fileURLToPath(import.meta.url)), '../node_modules/jest/bin/jest.js');
-const r = spawnSync(process.execPath, [jest, ...args, '--selectProjects', tier], { stdio: 'inherit' });
+// Several tiers at once: `hardening,fleet,postgres`.
+const r = spawnSync(process.execPath, [jest, ...args, '--selectProjects', ...tier.split(',')], {
+  stdio: 'inherit',
+  // The global hooks read which tiers run (the hardening summary is written only for its own run).
+  env: { ...process.env, JEST_TIERS: tier },
+});
 process.exit(r.status ?? 1);

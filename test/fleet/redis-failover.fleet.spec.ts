@@ -10,6 +10,7 @@ import { describeNeeding } from '../helpers/system-parts.js';
 import { writeConsumersFile } from '../helpers/with-gateway.js';
 import { RedisCluster, redisCli } from '../hardening/support/redis-cluster.js';
 import { RedisServer } from '../hardening/support/redis-server.js';
+import { writeSuiteResults, type CaseResult } from '../hardening/support/results.js';
 
 // Fleet failover (issue 31, "Tests and figures"): three `node dist/main.js` replicas under steady load (hits,
 // misses, writes with unique markers) while their Redis fails: a Cluster master killed, or the one server
@@ -41,6 +42,16 @@ describeNeeding(
     const auth = { authorization: `Bearer ${app.key}` };
     let fleet: SpawnedGateway[] = [];
     const figures: string[] = [];
+    // The hardening summary's state-fault rows (printed by `npm run test:hardening` and a full `npm test`).
+    const cases: CaseResult[] = [];
+    const counters = {
+      gateway5xx: 0,
+      duplicatedVendorWrites: 0,
+      answersPastDeadline: 0,
+      vendorCallsOverBudgetInFault: 0,
+      faultsSharedAfter5s: 0,
+    };
+    const startedAt = Date.now();
 
     beforeAll(() => fake.start());
     afterAll(async () => {
@@ -49,6 +60,18 @@ describeNeeding(
       rmSync(dir, { recursive: true, force: true });
       // One line per fault, for the closing note.
       if (figures.length) process.stdout.write(`\nRedis failover figures:\n${figures.join('\n')}\n`);
+      writeSuiteResults({
+        suite: 'failover',
+        finishedAt: new Date().toISOString(),
+        durationMs: Date.now() - startedAt,
+        counters: {
+          ...counters,
+          stateFaultsTotal: cases.length,
+          stateFaultsSurvived: cases.filter((c) => c.survived).length,
+        },
+        cases,
+        notes: figures,
+      });
     });
 
     async function startFleet(redisEnv: Record<string, string>): Promise<void> {
@@ -170,6 +193,22 @@ describeNeeding(
           `duplicated writes ${duplicated}, longest request ${longest} ms (deadline ${DEADLINE_MS}), ` +
           `shared again after ${(backMs / 1000).toFixed(2)} s`,
       );
+      const late = during.filter((s) => s.ms > DEADLINE_MS + SLACK_MS).length;
+      const failures = [
+        ...(during.length === 0 ? ['no request fell in the fault'] : []),
+        ...(fivexx.length ? [`${fivexx.length} gateway 5xx`] : []),
+        ...(unauthorized.length ? [`${unauthorized.length} refused 401/403`] : []),
+        ...(vendorCalls > allowance ? [`${vendorCalls} vendor calls in the gap (budget ${allowance})`] : []),
+        ...(duplicated ? [`${duplicated} duplicated writes`] : []),
+        ...(late ? [`${late} answers past the deadline + ${SLACK_MS} ms`] : []),
+        ...(backMs > 5000 ? [`shared again only after ${backMs} ms`] : []),
+      ];
+      cases.push({ name: fault, survived: failures.length === 0, failures });
+      counters.gateway5xx += fivexx.length;
+      counters.duplicatedVendorWrites += duplicated;
+      counters.answersPastDeadline += late;
+      counters.vendorCallsOverBudgetInFault += Math.max(0, vendorCalls - allowance);
+      counters.faultsSharedAfter5s += backMs > 5000 ? 1 : 0;
       expect(during.length).toBeGreaterThan(0);
       expect(fivexx.map((s) => `${s.kind} ${s.status}`)).toEqual([]);
       expect(unauthorized).toEqual([]);

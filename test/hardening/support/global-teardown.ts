@@ -5,7 +5,7 @@ import type { CounterName, SuiteResults } from './results.js';
 
 const ROOT = resolve(__dirname, '../../..');
 const RESULTS_DIR_ENV = 'ATRIUM_HARDENING_RESULTS_DIR';
-const SUITES = ['faults', 'fleet', 'fuzz', 'leaks'] as const;
+const SUITES = ['faults', 'fleet', 'fuzz', 'leaks', 'failover', 'database'] as const;
 
 interface Row {
   label: string;
@@ -66,6 +66,15 @@ export function summaryRows(results: SuiteResults[]): Row[] {
     zero('gateway keys reaching a vendor in any field', 'gatewayKeysAtVendor'),
     zero('errors outside the envelope', 'errorsOutsideEnvelope'),
     zero('answers past their deadline', 'answersPastDeadline'),
+    {
+      label: 'Redis and database faults survived / total',
+      value: ratio('stateFaultsSurvived', 'stateFaultsTotal'),
+      target: 'all',
+      ok: all('stateFaultsSurvived', 'stateFaultsTotal'),
+    },
+    zero('vendor calls over the fleet budget during a Redis fault', 'vendorCallsOverBudgetInFault'),
+    zero('consumers, keys or usage rows lost to a fault', 'stateRowsLost'),
+    zero('faults after which the fleet shared state later than 5 s', 'faultsSharedAfter5s'),
   ];
 }
 
@@ -110,7 +119,10 @@ export default function globalTeardown(global: { selectProjects?: string[] } = {
       (failed.length ? `\nCases that did not survive:\n${failed.join('\n')}\n` : ''),
   );
   const complete = SUITES.every((s) => results.some((r) => r.suite === s));
-  const alone = global.selectProjects?.length === 1 && global.selectProjects[0] === 'hardening';
+  // `npm run test:hardening`: the tier, with the fleet and postgres tiers' state-fault suites beside it.
+  // scripts/jest-tier.mjs names the tiers it selected (Jest's own globalConfig does not carry them here).
+  const sel = global.selectProjects ?? process.env.JEST_TIERS?.split(',') ?? [];
+  const alone = sel.includes('hardening') && sel.every((p) => ['hardening', 'fleet', 'postgres'].includes(p));
   const out = process.env.ATRIUM_HARDENING_OUT ?? join(ROOT, 'bench/results/hardening.json');
   if (!process.env.ATRIUM_HARDENING_OUT && !(complete && alone)) {
     process.stdout.write(

@@ -24,6 +24,11 @@ export const COUNTERS = [
   'gatewayKeysAtVendor',
   'errorsOutsideEnvelope',
   'answersPastDeadline',
+  'stateFaultsSurvived',
+  'stateFaultsTotal',
+  'vendorCallsOverBudgetInFault',
+  'stateRowsLost',
+  'faultsSharedAfter5s',
 ] as const;
 export type CounterName = (typeof COUNTERS)[number];
 
@@ -35,7 +40,8 @@ export interface CaseResult {
 }
 
 export interface SuiteResults {
-  suite: 'faults' | 'fleet' | 'fuzz' | 'leaks';
+  /** `failover` and `database`: the fleet and postgres tiers' state faults, summed here when they run. */
+  suite: 'faults' | 'fleet' | 'fuzz' | 'leaks' | 'failover' | 'database';
   finishedAt: string;
   durationMs: number;
   counters: Partial<Record<CounterName, number>>;
