@@ -16,8 +16,8 @@ import { TcpProxy } from '../limits/helpers/tcp-proxy.js';
 
 const TOKEN = 'sbx_macro_db_loss_0c6e';
 const OPERATOR = 'operator-token-db-loss-72ad';
-/** The database is away this long (the fleet tier's fault test takes it away for 30 s). */
-const GAP_MS = 3_000;
+/** The database is away this long: an outage, not a blip. */
+const GAP_MS = 30_000;
 
 describePostgres(
   'losing the database: authentication goes on, admin writes 503, usage waits and lands once',
@@ -124,7 +124,7 @@ describePostgres(
           `usage rows lost 0, back to normal in ${backMs} ms`,
       );
       expect(longest).toBeLessThan(1_000);
-    }, 30_000);
+    }, 60_000);
   },
 );
 

@@ -11,6 +11,7 @@ import { launchChromium } from './support/chromium.js';
 
 const TOKEN = 'sbx_macro_oidc_browser_secret_41d9';
 const CLIENT_ID = 'dashboard-web';
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 
 /**
  * The app's page: signs its user in with the IdP (authorization code + PKCE S256, endpoints from discovery,
@@ -50,19 +51,26 @@ function appPage(idp: string, gateway: string): string {
     history.replaceState(null, '', '/');
     // no-store: the browser's private cache would otherwise answer the second call of the same URL
     // itself (the gateway's answers carry Cache-Control: private, max-age), without asking the gateway.
-    const call = async (path, token) => {
+    const call = async (path, token, extra = {}) => {
       const res = await fetch(${JSON.stringify(gateway)} + path,
-        { cache: 'no-store', headers: { authorization: 'Bearer ' + token } });
-      const body = await res.json();
-      return { status: res.status, requestId: res.headers.get('x-request-id'),
+        { cache: 'no-store', headers: { authorization: 'Bearer ' + token, ...extra } });
+      const body = res.status === 304 ? {} : await res.json();
+      return { status: res.status, requestId: res.headers.get('x-request-id'), etag: res.headers.get('etag'),
         message: body.error ? body.error.message : null };
     };
     const parts = access_token.split('.');
     const tampered = parts[0] + '.' + parts[1] + '.' + parts[2].slice(0, -4) + 'AAAA';
+    const route = await call('/macro/feeds?limit=1', access_token);
+    // A screen: one view, traced from the page (W3C trace context through the preflight).
+    const view = await call('/views/series-overview?id=310112', access_token,
+      { traceparent: '00-${TRACE_ID}-00f067aa0ba902b7-01' });
     out({
       signedIn: true,
-      route: await call('/macro/feeds?limit=1', access_token),
+      route,
       tampered: await call('/macro/feeds?limit=1', tampered),
+      view,
+      // Polling the route again: the ETag it read, answered 304 without a body.
+      revalidated: await call('/macro/feeds?limit=1', access_token, { 'if-none-match': route.etag }),
     });
   } catch (e) {
     out({ error: String(e) });
@@ -71,11 +79,20 @@ function appPage(idp: string, gateway: string): string {
   return `<!doctype html><meta charset="utf-8"><title>dashboard</title><pre id="result"></pre><script>${script}</script>`;
 }
 
+interface Answer {
+  status: number;
+  requestId: string | null;
+  etag: string | null;
+  message: string | null;
+}
+
 interface PageResult {
   signedIn?: boolean;
   error?: string;
-  route?: { status: number; requestId: string | null; message: string | null };
-  tampered?: { status: number; requestId: string | null; message: string | null };
+  route?: Answer;
+  tampered?: Answer;
+  view?: Answer;
+  revalidated?: Answer;
 }
 
 /**
@@ -121,10 +138,16 @@ describeNeeding('chromium', 'signing in with the identity provider in headless C
     ],
   });
 
-  it('the page signs in (code + PKCE), calls a route with the token, and reads a refusal', async () => {
+  it('the page signs in (code + PKCE), calls a route and a view with tracing, revalidates with 304, receives compressed answers, and reads a refusal', async () => {
     const page: Page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    // What the browser itself received from the gateway (before its own decompression).
+    const encodings = new Map<string, string | undefined>();
+    page.on('response', (r) => {
+      if (r.url().startsWith(gw.url) && r.request().method() === 'GET')
+        encodings.set(new URL(r.url()).pathname, r.headers()['content-encoding']);
+    });
     await page.goto(appOrigin + '/');
     await page.waitForFunction(() => document.getElementById('result')?.textContent !== '', undefined, {
       timeout: 15_000,
@@ -140,11 +163,23 @@ describeNeeding('chromium', 'signing in with the identity provider in headless C
       status: 401,
       message: 'The bearer token is not accepted: signature invalid.',
     });
-    // The sign-in happened at the IdP; the vendor got one call, and no token.
+    // The view answered, its parts traced under the page's trace; the poll revalidated without a body.
+    expect(result.view).toMatchObject({ status: 200, message: null });
+    expect(result.revalidated).toMatchObject({ status: 304, etag: result.route?.etag });
+    expect(result.route?.etag).toMatch(/^"[\w-]+"$/);
+    const viewCalls = fake.requests.filter((r) => r.path.includes('/series/310112'));
+    expect(viewCalls.length).toBeGreaterThanOrEqual(2);
+    for (const r of viewCalls) expect(String(r.headers.traceparent)).toContain(TRACE_ID);
+    // The view's answer (over 1 KiB) crossed the wire compressed; the browser asked for gzip.
+    expect(encodings.get('/views/series-overview')).toMatch(/^(gzip|br)$/);
+    // The sign-in happened at the IdP; the vendor saw no token. (A page's own If-None-Match makes fetch add
+    // Cache-Control: no-cache, so the gateway asks the vendor again before its 304: two calls, never more.
+    // The browser's own revalidation of a stale entry carries no such header and costs the vendor nothing,
+    // as test/cache/conditional-get.e2e.spec.ts shows.)
     expect(idp.requested).toEqual(expect.arrayContaining(['/authorize', '/token', '/jwks']));
-    expect(fake.requests).toHaveLength(1);
-    expect(JSON.stringify(fake.requests[0].headers)).not.toMatch(/eyJ/);
-    expect(fake.requests[0].url).not.toMatch(/eyJ/);
+    expect(fake.requests.filter((r) => r.path.endsWith('/feeds'))).toHaveLength(2);
+    expect(JSON.stringify(fake.requests.map((r) => r.headers))).not.toMatch(/eyJ/);
+    expect(fake.requests.map((r) => r.url).join(' ')).not.toMatch(/eyJ/);
     // Nothing in the page is a gateway key.
     expect(await page.content()).not.toMatch(/atr_/);
     await page.close();
