@@ -17,6 +17,7 @@ import { FakeDocumentsUpstream } from '../src/sandbox/documents/fake-documents.u
 import { FakeMacroUpstream } from '../src/sandbox/macro/fake-macro.upstream.js';
 import { baseEnv, freePort } from './lib/servers.js';
 import { ROOT } from './lib/options.js';
+import { prng } from './lib/traffic.js';
 import type { SoakSample } from './soak-probe.js';
 
 function num(name: string, def: number, min: number): number {
@@ -44,18 +45,6 @@ const MIX = [
 type Kind = (typeof MIX)[number]['kind'];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Small deterministic generator (mulberry32): the same mix on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Metric {
   key: 'rss' | 'heapUsed' | 'elMean' | 'handles';
@@ -242,7 +231,7 @@ async function main(): Promise<void> {
 
   // The load: CONNECTIONS workers share one schedule of RATE requests per second.
   const auth = { authorization: `Bearer ${key}` };
-  const random = rng(18);
+  const random = prng(18);
   const total = MIX.reduce((n, m) => n + m.weight, 0);
   const pick = (): Kind => {
     let r = random() * total;

@@ -42,7 +42,7 @@ export interface TrafficRequest {
 }
 
 /** mulberry32: a small seeded PRNG, so the traffic is the same on every run and for every fleet. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

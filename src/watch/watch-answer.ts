@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { decodeBody } from '../batch/batch.service.js';
+import { etagOf } from '../core/http/etag.js';
 
 /** A resource's current answer, ready to send: its ETag and the JSON members every event of it carries. */
 export interface WatchAnswer {
@@ -9,19 +9,12 @@ export interface WatchAnswer {
   readonly members: string;
 }
 
-/**
- * A strong ETag over bytes. (h32web adds ETags to proxied GETs; the lead unifies the two: this one is the
- * watch's own so it does not wait on that branch.)
- */
-export function strongEtag(bytes: Buffer | string): string {
-  return `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 32)}"`;
-}
-
 /** An answer of status 200 as the events carry it: JSON parsed (so the event is one line), text, or base64. */
 export function watchAnswer(
   body: Buffer,
   contentType: string | undefined,
-  etag = strongEtag(body),
+  // The gateway's one ETag: the same value a GET of the path answers with, so either can be sent back.
+  etag = etagOf(body),
 ): WatchAnswer {
   const decoded = decodeBody(body, contentType);
   const members =
