@@ -61,6 +61,24 @@ interface Resource {
   /** The last poll was stale and the next one comes soon to read the refresh it started. */
   followingUp: boolean;
   busy: boolean;
+  /** Fresh polls heard (from whichever replica polled) since this replica watches it; the console shows them. */
+  heard: number;
+  /** When this replica last heard a new answer (epoch ms). */
+  changedAt?: number;
+}
+
+/** A resource in the console's most-watched list: this replica's streams, the fleet's polls it heard. */
+export interface WatchedResource {
+  /** The canonical path (query included). */
+  readonly resource: string;
+  /** Paths of streams on this replica that watch it. */
+  readonly subscribers: number;
+  /** Fresh polls of it by any replica since this one watches it (every replica hears every fresh poll). */
+  readonly polls: number;
+  /** This replica holds its lease and polls it. */
+  readonly polledHere: boolean;
+  /** When this replica last heard its answer change (ISO time), or null. */
+  readonly lastChange: string | null;
 }
 
 export interface OpenWatch {
@@ -298,6 +316,20 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     }, this.config.watch.heartbeatMs);
   }
 
+  /** The resources with the most subscribers on this replica, most first (the operator console). */
+  mostWatched(limit: number): WatchedResource[] {
+    return [...this.resources.values()]
+      .sort((a, b) => b.entries.size - a.entries.size || a.target.key.localeCompare(b.target.key))
+      .slice(0, limit)
+      .map((r) => ({
+        resource: r.target.key,
+        subscribers: r.entries.size,
+        polls: r.heard,
+        polledHere: r.holder,
+        lastChange: r.changedAt === undefined ? null : new Date(r.changedAt).toISOString(),
+      }));
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Resources and polls
 
@@ -323,6 +355,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         nextPollAt: now + target.intervalMs,
         followingUp: false,
         busy: false,
+        heard: 0,
       };
       this.resources.set(target.key, r);
     }
@@ -456,7 +489,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private deliver(c: WatchChange): void {
     const r = this.resources.get(c.k);
     if (!r) return;
-    if (r.answer?.etag !== c.etag) r.answer = { etag: c.etag, members: c.members };
+    r.heard++;
+    if (r.answer?.etag !== c.etag) {
+      if (r.answer) r.changedAt = this.clock.now();
+      r.answer = { etag: c.etag, members: c.members };
+    }
     let n = 0;
     for (const e of r.entries) {
       if (e.sent === c.etag || e.stream.closed) continue;
