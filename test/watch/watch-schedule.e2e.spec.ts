@@ -34,8 +34,8 @@ describe('GET /watch: polls follow the release calendar (one gateway)', () => {
   });
 
   it('reads the calendar, stays quiet before the release, polls often through it, then at the TTL', async () => {
-    // The release window: a whole second, starting at least 3 s from now (the vendor writes seconds).
-    const from = Math.ceil((Date.now() + 3000) / 1000) * 1000;
+    // The release window: a whole second, starting at least 4 s from now (the vendor writes seconds).
+    const from = Math.ceil((Date.now() + 4000) / 1000) * 1000;
     const to = from + 1000;
     vendor.setBody('/releases/series/42', {
       data: [
