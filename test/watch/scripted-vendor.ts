@@ -13,11 +13,17 @@ export class ScriptedVendor {
   /** When the last 429 was sent (epoch ms). */
   limitedAt?: number;
   private readonly values = new Map<string, number>();
+  private readonly bodies = new Map<string, unknown>();
   private server?: Server;
   private base = '';
 
   set(path: string, value: number): void {
     this.values.set(path, value);
+  }
+
+  /** `path` answers this JSON instead (a release calendar, say). */
+  setBody(path: string, body: unknown): void {
+    this.bodies.set(path, body);
   }
 
   /** The next call of `path` answers 429 with `Retry-After: seconds` (the vendor's rate limit). */
@@ -51,7 +57,8 @@ export class ScriptedVendor {
           return;
         }
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ data: [{ value: this.values.get(path) ?? 0 }] }));
+        const body = this.bodies.get(path) ?? { data: [{ value: this.values.get(path) ?? 0 }] };
+        res.end(JSON.stringify(body));
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -66,6 +73,7 @@ export class ScriptedVendor {
     this.calls.clear();
     this.times.clear();
     this.values.clear();
+    this.bodies.clear();
     this.limited.clear();
     this.limitedAt = undefined;
   }
