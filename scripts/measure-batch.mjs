@@ -42,7 +42,7 @@ function start(args, env, pattern) {
 
 const token = `sbx_measure_${randomBytes(8).toString('hex')}`;
 const fake = await start(
-  ['dist/sandbox/fake-upstream.main.js', '--kind', 'macro', '--token', token],
+  ['dist/fake-upstream.main.js', '--kind', 'macro', '--token', token],
   process.env,
   /\{.*\}\n/,
 );

@@ -26,4 +26,10 @@ export const macroUpstream = defineUpstream({
   // The vendor documents `token` in the query for every operation (spec §5).
   credentials: (u, { redactor }) => new QueryTokenCredentials('token', u.tokenSecret ?? u.token!, redactor),
   controllers: [createMacroLoginController(prefixes)],
+  sandbox: {
+    fake: () =>
+      import('../../sandbox/macro/fake-macro.upstream.js').then(
+        (m) => (s) => new m.FakeMacroUpstream({ token: s.token }),
+      ),
+  },
 });
