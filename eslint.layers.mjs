@@ -23,7 +23,8 @@ export const LAYERS = {
   proxy: ['core', 'config'],
   redis: ['core', 'config'],
   database: ['core', 'config'],
-  sandbox: ['core', 'config'],
+  // The fakes and their wiring; the upstream declarations they start come from the caller.
+  sandbox: ['upstream-declaration', 'core', 'config'],
   metrics: ['proxy', 'core', 'config'],
   tracing: ['proxy', 'core', 'config'],
   health: ['proxy', 'core', 'config'],
@@ -40,11 +41,11 @@ export const LAYERS = {
   // The contract every upstream fills in.
   'upstream-declaration': ['proxy', 'core', 'config'],
   [upstream('shared')]: ['upstream-declaration', 'proxy', 'core', 'config'],
-  // An upstream imports no other upstream, only shared/.
+  // An upstream imports no other upstream, only shared/; its declaration loads its sandbox fake.
   ...Object.fromEntries(
     vendorUpstreams.map((n) => [
       upstream(n),
-      [upstream('shared'), 'upstream-declaration', 'docs', 'proxy', 'core', 'config'],
+      [upstream('shared'), 'upstream-declaration', 'sandbox', 'docs', 'proxy', 'core', 'config'],
     ]),
   ),
 };

@@ -215,7 +215,7 @@ async function main(): Promise<void> {
   const key = 'atr_bench_' + randomBytes(18).toString('base64url');
 
   const fake = await start(
-    ['dist/sandbox/fake-upstream.main.js', '--kind', 'macro', '--token', token],
+    ['dist/fake-upstream.main.js', '--kind', 'macro', '--token', token],
     process.env,
     /^\{.*\}$/m,
   );

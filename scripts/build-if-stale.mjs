@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm start`'s prestart: builds dist/ only when it is missing or older than what it is built from (src/,
+// `npm start`'s prestart (and `npm run keygen`'s): builds dist/ only when it is missing or older than what it is built from (src/,
 // the build's tsconfig files, the lockfile), as the test tiers' global setup does. A start with nothing
-// changed goes straight to `node dist/main.js` instead of a full tsc run.
+// changed goes straight to `node dist/main.js` instead of a full tsc run. It reports on stderr: stdout
+// belongs to the command it precedes (`npm run keygen -- --json`).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -29,10 +30,11 @@ const sources = Math.max(
 );
 const built = newest(join(root, 'dist/main.js'));
 if (built >= sources) {
-  process.stdout.write('dist/ is up to date: not rebuilt\n');
+  process.stderr.write('dist/ is up to date: not rebuilt\n');
 } else {
-  process.stdout.write('dist/ is missing or older than src/: building\n');
+  process.stderr.write('dist/ is missing or older than src/: building\n');
   const npm = process.env.npm_execpath;
-  if (npm) execFileSync(process.execPath, [npm, 'run', 'build'], { cwd: root, stdio: 'inherit' });
-  else execFileSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
+  if (npm)
+    execFileSync(process.execPath, [npm, 'run', 'build'], { cwd: root, stdio: ['inherit', 2, 'inherit'] });
+  else execFileSync('npm', ['run', 'build'], { cwd: root, stdio: ['inherit', 2, 'inherit'] });
 }

@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { upstreamNames } from './docs-config.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FILE = join(ROOT, 'docker-compose.yml');
@@ -25,13 +26,13 @@ const REQUIRED = [
   'POSTGRES_PASSWORD',
   'ATRIUM_CONSUMERS_FILE_HOST',
 ];
-/** Vendor keys travel in the env file (the gateway names a missing one at boot): filled in as an operator would. */
-const FROM_ENV_FILE = {
-  UPSTREAM_MACRO_TOKEN: 'placeholder-macro-key-0123456789',
-  UPSTREAM_COMPANY_TOKEN: 'placeholder-company-key-0123456789',
-  UPSTREAM_DOCUMENTS_TOKEN: 'placeholder-documents-key-0123456789',
-  UPSTREAM_DEALS_TOKEN: 'placeholder-deals-key-0123456789',
-};
+/**
+ * Vendor keys travel in the env file (the gateway names a missing one at boot): filled in as an operator
+ * would, one per upstream of src/upstreams/index.ts (read from the source: no build needed).
+ */
+const FROM_ENV_FILE = Object.fromEntries(
+  upstreamNames().map((n) => [`UPSTREAM_${n.toUpperCase()}_TOKEN`, `placeholder-${n}-key-0123456789`]),
+);
 
 const failures = [];
 const check = (ok, what) => {

@@ -408,7 +408,7 @@ const unwrap = (node) =>
  * The upstream names, in order: `UPSTREAMS` of src/upstreams/index.ts lists the declarations, each a call
  * (`defineUpstream({ name: 'macro', … })`, `emisUpstream({ name: 'documents', … })`) whose object names it.
  */
-function upstreamNames() {
+export function upstreamNames() {
   const list = unwrap(declaration('UPSTREAMS', parse(UPSTREAMS_INDEX)).node);
   if (!ts.isArrayLiteralExpression(list))
     throw new Error('UPSTREAMS in src/upstreams/index.ts is not an array');

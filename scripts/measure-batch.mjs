@@ -42,7 +42,7 @@ function start(args, env, pattern) {
 
 const token = `sbx_measure_${randomBytes(8).toString('hex')}`;
 const fake = await start(
-  ['dist/sandbox/fake-upstream.main.js', '--kind', 'macro', '--token', token],
+  ['dist/fake-upstream.main.js', '--kind', 'macro', '--token', token],
   process.env,
   /\{.*\}\n/,
 );
@@ -56,7 +56,7 @@ writeFileSync(
       {
         id: 'measure',
         keyHashes: [createHash('sha256').update(key).digest('hex')],
-        upstreams: ['macro', 'company', 'documents', 'deals'],
+        upstreams: ['macro'],
         limits: [{ name: 'per-second', ttlMs: 1000, limit: 1_000_000 }],
       },
     ],
@@ -69,16 +69,14 @@ const env = {
   HOST: '127.0.0.1',
   LOG_LEVEL: 'info',
   ATRIUM_SANDBOX: 'off',
+  // Only the interface measured is served: the others need no settings.
+  ATRIUM_UPSTREAMS: 'macro',
   ATRIUM_CONSUMERS_FILE: join(dir, 'consumers.json'),
   UPSTREAM_MACRO_BASE_URL: fakeUrl,
   UPSTREAM_MACRO_TOKEN: token,
   UPSTREAM_MACRO_RATE_PER_SEC: '100000',
   UPSTREAM_MACRO_BURST: '100000',
 };
-for (const n of ['COMPANY', 'DOCUMENTS', 'DEALS']) {
-  env[`UPSTREAM_${n}_BASE_URL`] = 'http://127.0.0.1:9';
-  env[`UPSTREAM_${n}_TOKEN`] = 'unused-token';
-}
 const gw = await start(['dist/main.js'], env, /listening on (?:port )?(?:http:\/\/[\d.]+:)?(\d+)/);
 const base = `http://127.0.0.1:${gw.match[1]}`;
 const pool = new Pool(base, { connections: 20 });

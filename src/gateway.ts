@@ -41,7 +41,7 @@ async function bootstrap(onListening: () => void): Promise<void> {
     // Sandbox mode: the built-in fakes play the vendors on loopback.
     // Loaded only here: a gateway with real upstreams never holds the fakes and their data in memory.
     const { startSandbox } = await import('./sandbox/start-sandbox.js');
-    sandbox = await startSandbox();
+    sandbox = await startSandbox(UPSTREAMS);
     for (const name of sandboxed) Object.assign(env, sandboxEnv(sandbox, name));
   }
 

@@ -18,13 +18,55 @@ export interface UpstreamContext {
   readonly redactor: SecretRedactor;
 }
 
+/** What the sandbox needs of a fake vendor (a `FakeUpstream` of `src/sandbox/`). */
+export interface SandboxFake {
+  /** The vendor's base URL, once started. */
+  readonly url: string;
+  /** Where tests in other processes script the fake (`/__fake`). */
+  readonly controlUrl: string;
+  readonly listening: boolean;
+  start(port?: number, host?: string): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * The secrets a fake accepts, fresh for each sandbox: its key, and for an upstream with a login step
+ * (`config.credentials: 'token-or-login'`) the sandbox's one account.
+ */
+export interface SandboxSecrets {
+  readonly token: string;
+  readonly username?: string;
+  readonly password?: string;
+}
+
+/** Settings the sandbox passes to every fake; a fake without a login step ignores them. */
+export interface SandboxFakeOptions {
+  readonly sessionTtlMs?: number;
+  readonly errorStatus?: 'http200' | 'http4xx';
+}
+
+/** How the sandbox plays an upstream's vendor. */
+export interface UpstreamSandbox<Fake extends SandboxFake = SandboxFake> {
+  /**
+   * Loads the fake's module and builds it: a dynamic import, so a gateway with real upstreams never loads
+   * the fakes and their data.
+   */
+  readonly fake: () => Promise<(secrets: SandboxSecrets, options: SandboxFakeOptions) => Fake>;
+  /** What the gateway is given to reach the fake: its key (default), or the login step's account. */
+  readonly credentials?: 'token' | 'login';
+}
+
 /**
  * One upstream interface, declared as data: each `src/upstreams/<name>/` exports one, and `index.ts` lists
  * them. The generic UpstreamsModule turns each into its controllers, its pipeline (through the
  * UpstreamDefinition built below), its error shape and its readiness facts; main.ts passes the list to
- * the config loader, which reads `UPSTREAM_<NAME>_*` by what `config` declares.
+ * the config loader, which reads `UPSTREAM_<NAME>_*` by what `config` declares, and to the sandbox,
+ * which starts each declaration's fake.
  */
-export interface UpstreamDeclaration<Name extends string = string> extends UpstreamConfigSpec {
+export interface UpstreamDeclaration<
+  Name extends string = string,
+  Fake extends SandboxFake = SandboxFake,
+> extends UpstreamConfigSpec {
   /** `macro`: metric label, consumer permission name, config namespace. Spelled here and nowhere else. */
   readonly name: Name;
   /** "the macroeconomic data service": used in messages. */
@@ -54,14 +96,17 @@ export interface UpstreamDeclaration<Name extends string = string> extends Upstr
   readonly controllers?: readonly Type<unknown>[];
   /** Where the vendor publishes when figures change (a release calendar): watches poll around releases. */
   readonly watchSchedule?: WatchSchedule;
-  /** What the sandbox plays the vendor with: its key (default), or a username and password (the login step). */
-  readonly sandboxCredentials?: 'token' | 'login';
+  /** The fake that plays the vendor in the sandbox; without one the upstream cannot be sandboxed. */
+  readonly sandbox?: UpstreamSandbox<Fake>;
 }
 
-/** Declares an upstream; keeps its name a literal type (`UpstreamName` is the union of them). */
-export function defineUpstream<const Name extends string>(
-  declaration: UpstreamDeclaration<Name>,
-): UpstreamDeclaration<Name> {
+/**
+ * Declares an upstream; keeps its name a literal type (`UpstreamName` is the union of them) and its fake's
+ * class (the sandbox's `macro` is a `FakeMacroUpstream`).
+ */
+export function defineUpstream<const Name extends string, Fake extends SandboxFake = SandboxFake>(
+  declaration: UpstreamDeclaration<Name, Fake>,
+): UpstreamDeclaration<Name, Fake> {
   return declaration;
 }
 

@@ -2,7 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sandboxEnvFor } from '../../src/sandbox-env.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
+import type { GatewaySandbox as Sandbox } from '../../src/sandbox-env.js';
+import { startSandbox } from '../../src/sandbox/start-sandbox.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 import { UPSTREAM_NAMES } from '../../src/upstreams/index.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
@@ -152,7 +154,7 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
   describe('configured upstreams, debug logging', () => {
     let sandbox: Sandbox;
     beforeAll(async () => {
-      sandbox = await startSandbox();
+      sandbox = await startSandbox(UPSTREAMS);
     });
     afterAll(async () => sandbox?.close());
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Consumer } from '../../src/core/auth/consumer.js';
 import { sha256 } from '../../src/core/auth/consumer-store.service.js';
+import { UPSTREAM_NAMES } from '../../src/upstreams/index.js';
 import { recordSecret } from '../observability/log-capture.js';
 
 export interface TestConsumer {
@@ -8,7 +9,7 @@ export interface TestConsumer {
   key: string;
 }
 
-/** A consumer with a fresh random key (tests never share keys). */
+/** A consumer with a fresh random key (tests never share keys), allowed every upstream unless told. */
 export function testConsumer(partial: Partial<Omit<Consumer, 'keyHashes'>> & { id: string }): TestConsumer {
   const key = `atr_test_${randomBytes(18).toString('base64url')}`;
   // The post-run log scan looks for every key a test used.
@@ -16,7 +17,7 @@ export function testConsumer(partial: Partial<Omit<Consumer, 'keyHashes'>> & { i
   return {
     key,
     consumer: {
-      upstreams: new Set(['macro', 'company', 'documents', 'deals']),
+      upstreams: new Set<string>(UPSTREAM_NAMES),
       write: false,
       limits: [],
       weight: 1,

@@ -11,7 +11,8 @@ import type { Consumer } from '../../src/core/auth/consumer.js';
 import { createLogger } from '../../src/core/logging/logger.factory.js';
 import { PinoNestLogger } from '../../src/core/logging/pino-nest.logger.js';
 import { recordEnvSecrets } from '../observability/log-capture.js';
-import { UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from '../../src/upstreams/index.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
+import type { UpstreamDeclaration } from '../../src/upstreams/upstream-declaration.js';
 
 export interface GatewayHandle {
   app: NestFastifyApplication;
@@ -23,7 +24,10 @@ export interface StartGatewayOptions {
   /** Upstream env (`UPSTREAM_MACRO_BASE_URL`, …) and any other settings. */
   env: Record<string, string | undefined>;
   consumers: readonly Consumer[];
-  sandboxed?: UpstreamName[];
+  /** Names whose settings point at the sandbox fakes. */
+  sandboxed?: readonly string[];
+  /** The upstream declarations (default the index's): a test's own upstream beside them. */
+  upstreams?: readonly UpstreamDeclaration[];
   /** Modules beside the AppModule (an extra interface under test). */
   imports?: DynamicModule[];
   /** Changes the loaded config before the app is built (settings for an extra interface…). */
@@ -38,8 +42,9 @@ export interface StartGatewayOptions {
  */
 export async function startGateway(opts: StartGatewayOptions): Promise<GatewayHandle> {
   // Upstreams a test does not use point at the discard port: configured, never called.
+  const upstreams = opts.upstreams ?? UPSTREAMS;
   const unused: Record<string, string> = {};
-  for (const name of UPSTREAM_NAMES.map((n) => n.toUpperCase()))
+  for (const name of upstreams.map((u) => u.name.toUpperCase()))
     if (!opts.env[`UPSTREAM_${name}_BASE_URL`]) {
       unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
       unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
@@ -52,14 +57,17 @@ export async function startGateway(opts: StartGatewayOptions): Promise<GatewayHa
       : {};
   const loaded = loadConfig(
     { PORT: '0', HOST: '127.0.0.1', ...unused, ...link, ...opts.env },
-    UPSTREAMS,
+    upstreams,
     opts.sandboxed ?? [],
   );
   const config = opts.adjustConfig ? opts.adjustConfig(loaded) : loaded;
   // As in main.ts: one pino logger for Nest and the request lines (under Jest it writes to the log capture).
   const logger = createLogger({ level: config.logLevel });
   const mod = await Test.createTestingModule({
-    imports: [AppModule.forRoot({ config, consumers: opts.consumers, logger }), ...(opts.imports ?? [])],
+    imports: [
+      AppModule.forRoot({ config, consumers: opts.consumers, logger, upstreams }),
+      ...(opts.imports ?? []),
+    ],
   }).compile();
   const app = mod.createNestApplication<NestFastifyApplication>(createAdapter(config), {
     ...NEST_APP_OPTIONS,

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { UpstreamName } from '../../src/upstreams/index.js';
 
-export type InterfaceName = 'macro' | 'company' | 'documents' | 'deals';
+export type InterfaceName = UpstreamName;
 
 export interface SpecOperation {
   interface: InterfaceName;
@@ -10,7 +11,7 @@ export interface SpecOperation {
 }
 
 /**
- * The operations of the four interfaces, from the project's own fixture (transcribed from the specification,
+ * The operations of the interfaces, from the project's own fixture (transcribed from the specification,
  * never derived from the route tables it is used to check).
  */
 export function allSpecOperations(): SpecOperation[] {

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Consumer } from '../../src/core/auth/consumer.js';
-import { sandboxEnvFor } from '../../src/sandbox-env.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
-import { UPSTREAM_NAMES, type UpstreamName } from '../../src/upstreams/index.js';
+import { sandboxEnvFor, type GatewaySandbox } from '../../src/sandbox-env.js';
+import { startSandbox } from '../../src/sandbox/start-sandbox.js';
+import { UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from '../../src/upstreams/index.js';
 import type { TestConsumer } from './consumers.js';
 import {
   http,
@@ -54,8 +54,8 @@ export interface WithGatewayOptions<U extends Upstreams> {
   /** Gateways started with the same settings (a fleet sharing Redis); default 1. */
   instances?: number;
   /**
-   * The built-in sandbox (src/sandbox/start-sandbox.ts) as `npm start` wires it: the four fakes with fresh
-   * credentials, documents through the login step, all four upstreams marked sandboxed. Its fakes are not
+   * The built-in sandbox (src/sandbox/start-sandbox.ts) as `npm start` wires it: every upstream's fake with
+   * fresh credentials, documents through the login step, every upstream marked sandboxed. Its fakes are not
    * reset between tests (`ctx.sandbox` gives them, and their credentials).
    */
   sandbox?: boolean;
@@ -91,7 +91,7 @@ export interface GatewayUnderTest<U extends Upstreams> {
   /** The fakes by upstream name, started. */
   fakes: FakesOf<U>;
   /** The sandbox, when asked for. */
-  sandbox: Sandbox;
+  sandbox: GatewaySandbox;
   /** The settings the gateways got (fake URLs included). */
   env: Record<string, string | undefined>;
   /** A GET (or any request) to the first gateway with `Authorization: Bearer <key>`; no key, no header. */
@@ -129,7 +129,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
     app: undefined as unknown as GatewayHandle['app'],
     processes: [],
     fakes,
-    sandbox: undefined as unknown as Sandbox,
+    sandbox: undefined as unknown as GatewaySandbox,
     env: {},
     request,
     as: (key) => (path, init) => request(path, key, init),
@@ -142,7 +142,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
     }
     const env: Record<string, string | undefined> = {};
     if (opts.sandbox) {
-      const sandbox = (ctx.sandbox = await startSandbox());
+      const sandbox = (ctx.sandbox = await startSandbox(UPSTREAMS));
       Object.assign(env, sandboxEnvFor(sandbox, UPSTREAM_NAMES));
     }
     for (const [name, s] of setups) {
@@ -188,9 +188,7 @@ export function withGateway<U extends Upstreams = Record<never, never>>(
       ctx.urls = ctx.processes.map((p) => p.url);
     } else {
       const { adjustConfig, backlog } = opts;
-      const sandboxed =
-        opts.sandboxed ??
-        (opts.sandbox ? (['macro', 'company', 'documents', 'deals'] as const).slice() : undefined);
+      const sandboxed = opts.sandboxed ?? (opts.sandbox ? [...UPSTREAM_NAMES] : undefined);
       const imports = typeof opts.imports === 'function' ? opts.imports() : opts.imports;
       const results = await Promise.allSettled(
         Array.from({ length: n }, () =>

@@ -7,7 +7,7 @@ import { overrideDefaultLogDestination } from '../../src/core/logging/log-destin
 import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { FakeUpstream } from '../../src/sandbox/fake-upstream.js';
 import { QueryTokenCredentials } from '../../src/upstreams/shared/static-token.credentials.js';
-import { UPSTREAMS } from '../../src/upstreams/index.js';
+import { UPSTREAM_NAMES, UPSTREAMS } from '../../src/upstreams/index.js';
 import { defineUpstream } from '../../src/upstreams/upstream-declaration.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { http } from '../helpers/gateway.js';
@@ -63,7 +63,7 @@ describe('observability over any registered upstream module', () => {
       },
     });
     const env: Record<string, string> = { PORT: '0', HOST: '127.0.0.1' };
-    for (const n of ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS']) {
+    for (const n of UPSTREAM_NAMES.map((name) => name.toUpperCase())) {
       env[`UPSTREAM_${n}_BASE_URL`] = 'http://127.0.0.1:9';
       env[`UPSTREAM_${n}_TOKEN`] = 'unused-test-token';
     }

@@ -42,6 +42,14 @@ const CASES: Case[] = [
   },
   { file: 'src/core/throttling/throttling.module.ts', from: '../ports/redis.port.js', restricted: false },
   { file: 'src/core/logging/logging.module.ts', from: '../../config/atrium-config.js', restricted: false },
+  // sandbox: it starts the declarations it is given and never reads the index (which loads the fakes).
+  { file: 'src/sandbox/start-sandbox.ts', from: '../upstreams/index.js', restricted: true },
+  { file: 'src/sandbox/start-sandbox.ts', from: '../upstreams/upstream-declaration.js', restricted: false },
+  {
+    file: 'src/upstreams/macro/macro.upstream.ts',
+    from: '../../sandbox/macro/fake-macro.upstream.js',
+    restricted: false,
+  },
   // config: the bottom.
   { file: 'src/config/atrium-config.ts', from: '../core/http/retry-after.js', restricted: true },
   // each upstream: no other upstream but shared.

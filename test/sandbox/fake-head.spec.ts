@@ -1,5 +1,7 @@
 import { request } from 'undici';
-import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
+import type { GatewaySandbox as Sandbox } from '../../src/sandbox-env.js';
+import { startSandbox } from '../../src/sandbox/start-sandbox.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 
 // The vendors' web stacks (PHP for EMIS, Java for the others) answer HEAD as GET without a body; so do the
 // fakes, so a HEAD against a fake says what the vendor would (it used to be a 405 or an EMIS error).
@@ -7,7 +9,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/start-sandbox.js';
 describe('every fake answers HEAD as GET, without a body', () => {
   let sandbox: Sandbox;
   beforeAll(async () => {
-    sandbox = await startSandbox();
+    sandbox = await startSandbox(UPSTREAMS);
   });
   afterAll(() => sandbox?.close());
 

@@ -1,11 +1,12 @@
 import { runFakeCli } from '../../src/sandbox/fake-cli.js';
 import { startSandbox } from '../../src/sandbox/start-sandbox.js';
+import { UPSTREAMS } from '../../src/upstreams/index.js';
 import { call } from './http.js';
 
 describe('startSandbox', () => {
   it('starts the four fakes with fresh sbx_ credentials that each fake accepts', async () => {
-    const a = await startSandbox();
-    const b = await startSandbox();
+    const a = await startSandbox(UPSTREAMS);
+    const b = await startSandbox(UPSTREAMS);
     try {
       const c = a.credentials;
       for (const secret of [
@@ -28,7 +29,7 @@ describe('startSandbox', () => {
       expect((await call(`${a.macro.url}/feeds?token=${b.credentials.macro.token}`)).status).toBe(401);
       expect((await call(`${a.company.url}/dictionary/countries?token=${c.company.token}`)).status).toBe(200);
       const login = await call(
-        `${a.documents.url}/Auth/login/?username=${c.documents.username}&password=${encodeURIComponent(c.documents.password)}`,
+        `${a.documents.url}/Auth/login/?username=${c.documents.username}&password=${encodeURIComponent(c.documents.password!)}`,
       );
       expect(typeof login.json.data.sessionId).toBe('string');
       const dw = await call(`${a.deals.url}/SearchDeal/getDeals/?limit=1&token=${c.deals.token}`);
@@ -49,7 +50,9 @@ describe('startSandbox', () => {
 describe('runFakeCli', () => {
   it('runs one fake and prints exactly one JSON line with its url and credentials', async () => {
     const lines: string[] = [];
-    const running = await runFakeCli(['--kind', 'macro', '--token', 'sbx_fixed'], (l) => lines.push(l));
+    const running = await runFakeCli(UPSTREAMS, ['--kind', 'macro', '--token', 'sbx_fixed'], (l) =>
+      lines.push(l),
+    );
     try {
       expect(lines).toHaveLength(1);
       const info = JSON.parse(lines[0]);
@@ -73,8 +76,10 @@ describe('runFakeCli', () => {
 
   it('runs all four with --kind all', async () => {
     const lines: string[] = [];
-    const running = await runFakeCli(['--kind', 'all', '--username', 'u', '--password', 'p'], (l) =>
-      lines.push(l),
+    const running = await runFakeCli(
+      UPSTREAMS,
+      ['--kind', 'all', '--username', 'u', '--password', 'p'],
+      (l) => lines.push(l),
     );
     try {
       const info = JSON.parse(lines[0]);
@@ -88,8 +93,10 @@ describe('runFakeCli', () => {
   });
 
   it('rejects bad arguments', async () => {
-    await expect(runFakeCli(['--kind', 'weather'], () => undefined)).rejects.toThrow(/--kind/);
-    await expect(runFakeCli(['--kind', 'macro', '--port', 'x'], () => undefined)).rejects.toThrow(/--port/);
-    await expect(runFakeCli(['--nope'], () => undefined)).rejects.toThrow();
+    await expect(runFakeCli(UPSTREAMS, ['--kind', 'weather'], () => undefined)).rejects.toThrow(/--kind/);
+    await expect(runFakeCli(UPSTREAMS, ['--kind', 'macro', '--port', 'x'], () => undefined)).rejects.toThrow(
+      /--port/,
+    );
+    await expect(runFakeCli(UPSTREAMS, ['--nope'], () => undefined)).rejects.toThrow();
   });
 });

@@ -15,4 +15,10 @@ export const companyUpstream = defineUpstream({
   config: { credentials: 'token' },
   // The vendor takes its key as the `token` query parameter on every call (upstreams.md §3).
   credentials: (u, { redactor }) => new QueryTokenCredentials('token', u.tokenSecret ?? u.token!, redactor),
+  sandbox: {
+    fake: () =>
+      import('../../sandbox/company/fake-company.upstream.js').then(
+        (m) => (s) => new m.FakeCompanyUpstream({ token: s.token }),
+      ),
+  },
 });

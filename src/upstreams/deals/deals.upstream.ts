@@ -8,4 +8,10 @@ export const dealsUpstream = emisUpstream({
   // `/dw` is the EMIS client's own name for this API (DealWatch; its paths start with `dw/`).
   prefixes: ['deals', 'dw'],
   routes: DEALS_ROUTES,
+  sandbox: {
+    fake: () =>
+      import('../../sandbox/deals/fake-deals.upstream.js').then(
+        (m) => (s, o) => new m.FakeDealsUpstream({ ...s, ...o }),
+      ),
+  },
 });

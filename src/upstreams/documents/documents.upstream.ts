@@ -8,6 +8,12 @@ export const documentsUpstream = emisUpstream({
   // `/news` is the EMIS client's own name for this API (its paths start with `news/`).
   prefixes: ['documents', 'news'],
   routes: DOCUMENTS_ROUTES,
-  // The sandbox exercises the login step here (and the portal key on deals).
-  sandboxCredentials: 'login',
+  sandbox: {
+    fake: () =>
+      import('../../sandbox/documents/fake-documents.upstream.js').then(
+        (m) => (s, o) => new m.FakeDocumentsUpstream({ ...s, ...o }),
+      ),
+    // The sandbox exercises the login step here (and the portal key on deals).
+    credentials: 'login',
+  },
 });

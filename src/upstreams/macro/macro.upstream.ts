@@ -29,4 +29,10 @@ export const macroUpstream = defineUpstream({
   controllers: [createMacroLoginController(prefixes)],
   // Series figures change at the vendor's releases: watches read its calendar (macro.watch-schedule.ts).
   watchSchedule: macroWatchSchedule,
+  sandbox: {
+    fake: () =>
+      import('../../sandbox/macro/fake-macro.upstream.js').then(
+        (m) => (s) => new m.FakeMacroUpstream({ token: s.token }),
+      ),
+  },
 });

@@ -1,7 +1,12 @@
 import type { UpstreamConfig } from '../../config/atrium-config.js';
 import type { SecretRedactor } from '../../core/logging/secret-redactor.js';
 import type { ProxyRequest, RouteDefinition, UpstreamCredentials } from '../../proxy/pipeline.types.js';
-import { defineUpstream, type UpstreamDeclaration } from '../upstream-declaration.js';
+import {
+  defineUpstream,
+  type SandboxFake,
+  type UpstreamDeclaration,
+  type UpstreamSandbox,
+} from '../upstream-declaration.js';
 import { createEmisAuthController } from './emis-auth.controller.js';
 import { emisErrorMapper } from './emis-error.mapper.js';
 import { emisErrorShape } from './emis-error.shape.js';
@@ -54,12 +59,12 @@ function isGatewayFormat([k, v]: [string, string]): boolean {
   return k === 'format' && GATEWAY_FORMAT.test(v);
 }
 
-export interface EmisUpstreamOptions<Name extends string> {
+export interface EmisUpstreamOptions<Name extends string, Fake extends SandboxFake> {
   readonly name: Name;
   readonly title: string;
   readonly prefixes: readonly string[];
   readonly routes: readonly RouteDefinition[];
-  readonly sandboxCredentials?: 'token' | 'login';
+  readonly sandbox?: UpstreamSandbox<Fake>;
 }
 
 /**
@@ -67,9 +72,9 @@ export interface EmisUpstreamOptions<Name extends string> {
  * login step or the portal key, the session's readiness facts, the gateway's own `Auth/*` answers), around
  * what each has of its own.
  */
-export function emisUpstream<const Name extends string>(
-  o: EmisUpstreamOptions<Name>,
-): UpstreamDeclaration<Name> {
+export function emisUpstream<const Name extends string, Fake extends SandboxFake = SandboxFake>(
+  o: EmisUpstreamOptions<Name, Fake>,
+): UpstreamDeclaration<Name, Fake> {
   return defineUpstream({
     ...o,
     errorMapper: emisErrorMapper,

@@ -21,9 +21,9 @@ describe('defect 12: the sandbox fakes echo their credentials as PHP stacks do, 
       ['macro token', credentials.macro.token],
       ['company token', credentials.company.token],
       ['documents token', credentials.documents.token],
-      ['documents password', credentials.documents.password],
+      ['documents password', credentials.documents.password!],
       ['deals token', credentials.deals.token],
-      ['deals password', credentials.deals.password],
+      ['deals password', credentials.deals.password!],
     ]);
     for (const fake of [documents, deals])
       for (const r of fake.requests)

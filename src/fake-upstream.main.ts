@@ -1,7 +1,9 @@
-// Runs fake upstreams in their own process: see fake-cli.ts for the arguments and the JSON line it prints.
-import { runFakeCli } from './fake-cli.js';
+// Runs fake upstreams in their own process: see sandbox/fake-cli.ts for the arguments and the JSON line it
+// prints. The kinds are the upstreams of the index that declare a fake.
+import { runFakeCli } from './sandbox/fake-cli.js';
+import { UPSTREAMS } from './upstreams/index.js';
 
-runFakeCli(process.argv.slice(2)).then(
+runFakeCli(UPSTREAMS, process.argv.slice(2)).then(
   (running) => {
     const stop = (): void => {
       running.close().then(
