@@ -115,8 +115,8 @@ export function configureApp(app: NestFastifyApplication): NestFastifyApplicatio
   const filter = app.get(GatewayExceptionFilter);
   const cors = app.get(CorsPolicy);
   answerWhatNodeRefuses(fastify.server);
-  renderParserRefusals(fastify.server, (err, requestId, traceId, target) =>
-    filter.renderHead(err, requestId, traceId, target),
+  renderParserRefusals(fastify.server, (err, requestId, traceId, target, accept) =>
+    filter.renderHead(err, requestId, traceId, target, accept),
   );
   // Routes are registered at init, after this: a wrong method on a known path becomes a 405 with `Allow`.
   const allowed = new AllowedMethods();

@@ -74,6 +74,18 @@ function realDate(y: string, m: string, d: string): boolean {
   );
 }
 
+/** The date forms the vendor reads, as messages state them. */
+export const DATE_FORMS = 'YYYY-MM-DD, YYYYMMDD or YYYY-MM-DDTHH:MM[:SS] with an optional zone';
+
+/** Why `value` (trimmed, not empty) is no date, as the end of a message about parameter `name`. */
+export function notADate(name: string, value: string): string {
+  // `+` in a query is a space: `T00:00+01:00` sent unencoded arrives as `T00:00 01:00`.
+  const plus = /\d \d{2}:?\d{2}$/.test(value)
+    ? ' (a + in a query is read as a space: write the zone as %2B01:00)'
+    : '';
+  return `${name} must be a date: ${DATE_FORMS}${plus}`;
+}
+
 /** The one spelling of a date the vendor reads, or undefined when `v` is none of the accepted forms. */
 export function canonicalDate(v: string): string | undefined {
   const d = DATE.exec(v);
@@ -107,11 +119,7 @@ function scalar(name: string, rule: ParamRule, raw: string): string {
     }
     case 'date': {
       const d = canonicalDate(v);
-      if (d === undefined)
-        throw refuse(
-          name,
-          `${name} must be a date: YYYY-MM-DD, YYYYMMDD or YYYY-MM-DDTHH:MM[:SS] with an optional zone`,
-        );
+      if (d === undefined) throw refuse(name, notADate(name, v));
       return d;
     }
     default:

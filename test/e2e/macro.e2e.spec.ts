@@ -146,6 +146,30 @@ describe('macro interface end to end', () => {
         'Invalid parameter "created_after": created_after must be a date: YYYY-MM-DD, YYYYMMDD or YYYY-MM-DDTHH:MM[:SS] with an optional zone.',
       ],
       [
+        'a whitespace-only path id (empty, as an empty one is)',
+        '/macro/layout/tables/%20%20',
+        'id',
+        'Path parameter "id" must not be empty.',
+      ],
+      [
+        'an empty status item',
+        '/macro/feeds?status=ACTIVE,%20',
+        'status',
+        'Invalid parameter "status": status must not have empty items.',
+      ],
+      [
+        'a bracketed form the vendor cannot read as a list',
+        '/macro/feeds?status[x]=ACTIVE',
+        'status',
+        'Invalid parameter "status": status is a list: status=a,b, status=a&status=b, status[]=a or status[0]=a.',
+      ],
+      [
+        'a date with an unencoded + before its zone (a space in a query)',
+        '/macro/feeds?created_after=2020-01-01T00:00+01:00',
+        'created_after',
+        'Invalid parameter "created_after": created_after must be a date: YYYY-MM-DD, YYYYMMDD or YYYY-MM-DDTHH:MM[:SS] with an optional zone (a + in a query is read as a space: write the zone as %2B01:00).',
+      ],
+      [
         '%00 in the path',
         '/macro/layout/tables/TB%001207',
         'path',
@@ -250,6 +274,40 @@ describe('macro interface end to end', () => {
         ['status', 'ACTIVE'],
         ['status', 'DELETED'],
         ['token', UPSTREAM_TOKEN],
+      ]);
+    });
+
+    it('sends every boolean spelling as the value it is keyed by, on feeds and on any macro route', async () => {
+      for (const [path, sent] of [
+        ['/macro/feeds?with_model_information=1', [['with_model_information', 'true']]],
+        ['/macro/feeds?with_model_information=True', [['with_model_information', 'true']]],
+        ['/macro/feeds?with_model_information=TRUE', [['with_model_information', 'true']]],
+        // false is the stated default: the bare call.
+        ['/macro/feeds?with_model_information=0', []],
+        ['/macro/feeds?with_model_information=False', []],
+        ['/macro/layout/tables/TB1207?with_model_information=1', [['with_model_information', 'true']]],
+        ['/macro/dictionary/units?with_model_information=True', [['with_model_information', 'true']]],
+      ] as const) {
+        fake.reset();
+        const res = await get(path, bearer());
+        expect([path, res.status]).toEqual([path, 200]);
+        expect([path, fake.requests[0].query.filter(([k]) => k !== 'token')]).toEqual([path, sent]);
+      }
+    });
+
+    it('a date with a space before the time reaches the vendor in the form it reads (it refuses the space)', async () => {
+      // The vendor as the sandbox fakes it: `2020-01-01 00:00` sent as written is a 400 there.
+      const direct = await http(`${fake.url}/feeds?token=${UPSTREAM_TOKEN}&created_after=2020-01-01%2000:00`);
+      expect(direct.status).toBe(400);
+      fake.reset();
+      const res = await get(
+        '/macro/feeds?created_after=2020-01-01%2000:00&created_before=2030-01-01%2012:30:15',
+        bearer(),
+      );
+      expect(res.status).toBe(200);
+      expect(fake.requests[0].query.filter(([k]) => k !== 'token')).toEqual([
+        ['created_after', '2020-01-01T00:00'],
+        ['created_before', '2030-01-01T12:30:15'],
       ]);
     });
 

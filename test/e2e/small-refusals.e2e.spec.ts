@@ -67,6 +67,24 @@ describe('the small refusals a page meets', () => {
     expect(router.json().error.message).toContain('16,384');
   });
 
+  it('the parser 414 is the envelope with the errors member, in XML when Accept asks for it', async () => {
+    const request = (accept: string) =>
+      `GET /macro/feeds?q=${'a'.repeat(66 * 1024)} HTTP/1.1\r\nHost: x\r\nAccept: ${accept}\r\n\r\n`;
+    const xml = await rawExchange(gw.url, request('application/xml'));
+    expect(xml.status).toBe(414);
+    expect(xml.body).toMatch(/^<\?xml/);
+    expect(xml.body).toContain('<code>URI_TOO_LONG</code>');
+    expect(xml.body).toContain('<errors>');
+    expect(xml.body).toContain('64 KiB');
+    const json = await rawExchange(gw.url, request('application/json'));
+    expect(json.status).toBe(414);
+    expect(JSON.parse(json.body)).toMatchObject({
+      error: { code: 'URI_TOO_LONG', status: 414 },
+      errors: { status: 414, code: 'URI_TOO_LONG' },
+    });
+    expect(fake.requests).toHaveLength(0);
+  });
+
   it("431 carries the client's traceId and the limit", async () => {
     const res = await rawExchange(
       gw.url,

@@ -95,8 +95,12 @@ describe('the canonical request of a route', () => {
     expect(canonicalDate('2020-02-30')).toBeUndefined();
     expect(canonicalDate('2020-01-01T24:00')).toBeUndefined();
     expect(canonicalDate('2020-0101')).toBeUndefined();
-    // `+` in a query is a space: an unencoded zone offset is not a date.
-    expect(refusal(() => sent('created_after=2020-01-01T00:00+01:00')).parameter).toBe('created_after');
+    // `+` in a query is a space: an unencoded zone offset is not a date, and the message says why.
+    expect(refusal(() => sent('created_after=2020-01-01T00:00+01:00'))).toMatchObject({
+      parameter: 'created_after',
+      message: expect.stringContaining('(a + in a query is read as a space: write the zone as %2B01:00)'),
+    });
+    expect(refusal(() => sent('created_after=2020-01-01T10:00:75')).message).not.toContain('a + in a query');
     expect(refusal(() => sent('created_before=%20%20')).message).toContain('must not be empty');
   });
 
@@ -179,6 +183,34 @@ describe('the DTO messages name the real problem', () => {
     );
     expect(dtoRefusal(FeedsQueryDto, 'offset=000000000000000005')).toBeUndefined();
     expect(dtoRefusal(FeedsQueryDto, 'offset=-1')).toContain('offset must be a whole number ≥ 0');
+  });
+
+  it('an empty item of a list', () => {
+    for (const qs of ['status=ACTIVE,', 'status=ACTIVE,%20', 'status=ACTIVE&status=%20'])
+      expect([qs, dtoRefusal(FeedsQueryDto, qs)]).toEqual([
+        qs,
+        'Invalid parameter "status": status must not have empty items.',
+      ]);
+    expect(dtoRefusal(FeedsQueryDto, 'status=ACTIVE,PAUSED')).toBe(
+      'Invalid parameter "status": status must be ACTIVE and/or DELETED.',
+    );
+  });
+
+  it('dates: the canonical reading and message, given twice, empty, an unencoded + before the zone', () => {
+    for (const qs of ['created_after=2020-01-01T10:00:75', 'created_after=2020-0101']) {
+      const canonical = refusal(() => sent(qs)).message;
+      expect([qs, dtoRefusal(FeedsQueryDto, qs)]).toEqual([qs, canonical]);
+    }
+    expect(dtoRefusal(FeedsQueryDto, 'created_after=2020-01-01T00:00+01:00')).toContain(
+      'a + in a query is read as a space',
+    );
+    expect(dtoRefusal(FeedsQueryDto, 'created_after=2020-01-01%2000:00')).toBeUndefined();
+    expect(dtoRefusal(FeedsQueryDto, 'created_before=%20%20')).toBe(
+      'Invalid parameter "created_before": created_before must not be empty.',
+    );
+    expect(dtoRefusal(FeedsQueryDto, 'created_after=20200101&created_after=20200102')).toBe(
+      'Invalid parameter "created_after": created_after must be given once.',
+    );
   });
 
   it('a whitespace-only filter_id is empty', () => {

@@ -69,27 +69,33 @@ export interface RenderedEnvelope {
 
 /**
  * Renders the envelope of a refusal for which only the start of the request is known (its target as far
- * as it was read): the vendor-shaped members of its prefix, XML when its query asks for it.
+ * as it was read, its `Accept` when that was read too): the vendor-shaped members of its prefix, XML when
+ * the query or `Accept` asks for it.
  */
 export type HeadRenderer = (
   err: GatewayError,
   requestId: string,
   traceId: string,
   target: string,
+  accept?: string,
 ) => RenderedEnvelope;
 
 const renderers = new WeakMap<object, HeadRenderer>();
 /** The request target a connection's first chunk started with, until a request on it is parsed. */
-const heads = new WeakMap<Socket, { readonly target: string; readonly traceparent?: string }>();
+const heads = new WeakMap<
+  Socket,
+  { readonly target: string; readonly traceparent?: string; readonly accept?: string }
+>();
 const REQUEST_LINE = /^[A-Z]+ (\S+)/;
 const HEAD_BYTES = 8192;
 
 const TRACEPARENT = /\r\ntraceparent:[ \t]*([^\r\n]{1,128})\r\n/i;
+const ACCEPT = /\r\naccept:[ \t]*([^\r\n]{1,1024})\r\n/i;
 
-/** The `traceparent` header in a chunk of a request head, if the chunk holds it whole. */
-function traceparentIn(raw: unknown): string | undefined {
+/** A header in a chunk of a request head, if the chunk holds it whole. */
+function headerIn(raw: unknown, header: RegExp): string | undefined {
   if (!Buffer.isBuffer(raw)) return undefined;
-  return TRACEPARENT.exec(raw.toString('latin1', 0, Math.min(raw.length, 65_536)))?.[1];
+  return header.exec(raw.toString('latin1', 0, Math.min(raw.length, 65_536)))?.[1];
 }
 
 /** The request target at the start of `raw`, when `raw` starts a request line. */
@@ -108,7 +114,12 @@ export function renderParserRefusals(server: Server, render: HeadRenderer): void
   server.on('connection', (socket: Socket) => {
     socket.once('data', (chunk: Buffer) => {
       const target = targetOf(chunk);
-      if (target !== undefined) heads.set(socket, { target, traceparent: traceparentIn(chunk) });
+      if (target !== undefined)
+        heads.set(socket, {
+          target,
+          traceparent: headerIn(chunk, TRACEPARENT),
+          accept: headerIn(chunk, ACCEPT),
+        });
     });
   });
   server.on('request', (req: IncomingMessage) => heads.delete(req.socket));
@@ -190,11 +201,16 @@ export function handleClientError(err: ClientParseError, socket: Socket): void {
   const target = targetOf(err.rawPacket) ?? head?.target;
   // The request's own trace when its `traceparent` was read (in the chunk that failed or the connection's
   // first), else a new one, as for any request that brings none.
-  const traceparent = traceparentIn(err.rawPacket) ?? head?.traceparent;
+  const traceparent = headerIn(err.rawPacket, TRACEPARENT) ?? head?.traceparent;
+  // Likewise its `Accept`: a URL just over the limit is refused at its end, with the headers in the chunk;
+  // one far over it is refused before they arrive, and then only its query can ask for XML.
+  const accept = headerIn(err.rawPacket, ACCEPT) ?? head?.accept;
   answerRaw(
     socket,
     refusal,
-    render && target !== undefined ? (id, traceId) => render(refusal, id, traceId, target) : undefined,
+    render && target !== undefined
+      ? (id, traceId) => render(refusal, id, traceId, target, accept)
+      : undefined,
     untracedContext(traceparent, undefined).traceId,
   );
 }

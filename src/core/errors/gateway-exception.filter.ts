@@ -197,13 +197,19 @@ export class GatewayExceptionFilter implements ExceptionFilter {
 
   /**
    * The envelope of a refusal the HTTP parser made, from the request target as far as it was read: the
-   * prefix's vendor-shaped fields, XML when its query asks for it (the headers were never read).
+   * prefix's vendor-shaped fields, XML when its query or its `Accept` (when that was read) asks for it.
    */
-  renderHead(err: GatewayError, requestId: string, traceId: string, target: string): RenderedEnvelope {
+  renderHead(
+    err: GatewayError,
+    requestId: string,
+    traceId: string,
+    target: string,
+    accept?: string,
+  ): RenderedEnvelope {
     const q = target.indexOf('?');
     const format = q === -1 ? undefined : parseQuery(target.slice(q + 1)).find(([k]) => k === 'format')?.[1];
     const envelope = this.envelopeOf(err, requestId, traceId, this.shapes.forUrl(target));
-    return wantsXml(format, undefined)
+    return wantsXml(format, accept)
       ? { contentType: 'application/xml; charset=utf-8', body: envelopeToXml(envelope) }
       : { contentType: 'application/json; charset=utf-8', body: JSON.stringify(envelope) };
   }

@@ -1,6 +1,13 @@
 import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Max, Min } from 'class-validator';
 import { MacroCommonQueryDto } from './macro-common-query.dto.js';
-import { HasAtMostDigits, IsSpecDate, ToList, ToStrictInt, ToTrimmed } from './query-transforms.js';
+import {
+  HasAtMostDigits,
+  HasNoEmptyItems,
+  IsSpecDate,
+  ToList,
+  ToStrictInt,
+  ToTrimmed,
+} from './query-transforms.js';
 
 /**
  * GET /feeds (spec §4.2). Validated before any upstream call; what is forwarded is the canonical request
@@ -39,5 +46,6 @@ export class FeedsQueryDto extends MacroCommonQueryDto {
   @IsOptional()
   @ToList()
   @IsIn(['ACTIVE', 'DELETED'], { each: true, message: 'status must be ACTIVE and/or DELETED' })
+  @HasNoEmptyItems()
   status?: string[];
 }

@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
-import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { registerDecorator, type ValidationArguments, type ValidationOptions } from 'class-validator';
+import { canonicalDate, notADate } from '../../../proxy/canonical-request.js';
 
 /** `true`/`false` in any case (the Python client sends `True`), and `1`/`0` (PHP clients). */
 export const ToBoolean = (): PropertyDecorator =>
@@ -59,26 +60,34 @@ export const ToList = (): PropertyDecorator =>
     return items.flatMap((v): unknown[] => (typeof v === 'string' ? v.split(',').map((s) => s.trim()) : [v]));
   });
 
-const DATE = /^(\d{4})-?(\d{2})-?(\d{2})$/;
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/;
-
-function realDate(y: number, m: number, d: number): boolean {
-  const dt = new Date(Date.UTC(y, m - 1, d));
-  return dt.getUTCFullYear() === y && dt.getUTCMonth() === m - 1 && dt.getUTCDate() === d;
+/**
+ * A list with an empty item (`status=ACTIVE,`, `status=ACTIVE,%20`) is refused as such, not as a value
+ * outside the list. Declared nearest the property, so its message is the one reported.
+ */
+export function HasNoEmptyItems(options?: ValidationOptions): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) =>
+    registerDecorator({
+      name: 'hasNoEmptyItems',
+      target: target.constructor,
+      propertyName: String(propertyName),
+      options: { message: '$property must not have empty items', ...options },
+      validator: { validate: (value: unknown) => !Array.isArray(value) || !value.includes('') },
+    });
 }
 
-/** `YYYY-MM-DD`, `YYYYMMDD` or an ISO datetime (the Python client sends `2020-01-01T12:00:00`). */
+/**
+ * `YYYY-MM-DD`, `YYYYMMDD` or an ISO datetime (the Python client sends `2020-01-01T12:00:00`): the forms
+ * the canonical request sends, by the same reading.
+ */
 export function isSpecDate(value: unknown): boolean {
-  if (typeof value !== 'string') return false;
-  const d = DATE.exec(value);
-  if (d) {
-    // Mixed forms like 2024-0101 are not dates.
-    if (value.length !== 8 && value.length !== 10) return false;
-    return realDate(Number(d[1]), Number(d[2]), Number(d[3]));
-  }
-  const t = DATETIME.exec(value);
-  if (!t) return false;
-  return realDate(Number(t[1]), Number(t[2]), Number(t[3])) && Number(t[4]) < 24 && Number(t[5]) < 60;
+  return typeof value === 'string' && canonicalDate(value.trim()) !== undefined;
+}
+
+/** What is wrong with a date parameter: given twice, empty, or not one of the forms. */
+function dateMessage({ property, value }: ValidationArguments): string {
+  if (typeof value !== 'string') return `${property} must be given once`;
+  const v = value.trim();
+  return v === '' ? `${property} must not be empty` : notADate(property, v);
 }
 
 export function IsSpecDate(options?: ValidationOptions): PropertyDecorator {
@@ -87,7 +96,7 @@ export function IsSpecDate(options?: ValidationOptions): PropertyDecorator {
       name: 'isSpecDate',
       target: target.constructor,
       propertyName: String(propertyName),
-      options: { message: '$property must be a date: YYYY-MM-DD, YYYYMMDD or an ISO datetime', ...options },
+      options: { message: dateMessage, ...options },
       validator: { validate: isSpecDate },
     });
 }
