@@ -22,7 +22,7 @@ function formOf(json: string): PartForm | undefined {
 /**
  * The forms of part answers, kept for as long as their bytes live: a cached part answer is the cache
  * entry's own buffer each time, so the views that include it do not parse, write out and hash it again on
- * every call (those were most of a view's cost, and of its memory under load). A part answered with new
+ * every call (a large share of a view's cost, and of its garbage under load). A part answered with new
  * bytes gets a new form. The values are shared between views and never modified (field selection and
  * templates build new values).
  */
