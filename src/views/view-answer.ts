@@ -2,8 +2,8 @@ import { hash } from 'node:crypto';
 import { etagOf } from '../core/http/etag.js';
 import type { ErrorEnvelope } from '../core/errors/error-envelope.js';
 import { selectFields, type FieldSelection } from '../core/http/field-selection.js';
-import type { ViewDefinition } from './view-definition.js';
-import { partData, type ViewRun } from './view-runner.js';
+import type { ViewDefinition, ViewPart } from './view-definition.js';
+import { partData, type PartOutcome, type ViewRun } from './view-runner.js';
 
 /** One part in `parts`: how it was served. */
 export interface PartReport {
@@ -42,9 +42,13 @@ interface PartText {
   readonly digest: string;
 }
 
-/** A part answer's JSON text and its digest (the ETag covers the digests in order). */
-function textOf(value: unknown): PartText {
-  const text = JSON.stringify(value);
+/**
+ * A part's JSON text in the answer and its digest (the ETag covers the digests in order): those of its
+ * answer as read when the part has no field selection of its own.
+ */
+function textOf(part: ViewPart, outcome: PartOutcome): PartText {
+  if (outcome.status === 200 && !part.fields && outcome.form) return outcome.form;
+  const text = JSON.stringify(partData(part, outcome));
   return { text, digest: hash('sha256', text, 'base64url') };
 }
 
@@ -92,7 +96,7 @@ export function composeAnswer(view: ViewDefinition, run: ViewRun, fields?: Field
     dataText = '{';
     let digests = '';
     for (const [i, p] of view.parts.entries()) {
-      const t = textOf(partData(p, run.outcomes.get(p.name)!));
+      const t = textOf(p, run.outcomes.get(p.name)!);
       const name = JSON.stringify(p.name);
       dataText += (i ? ',' : '') + name + ':' + t.text;
       digests += name + ':' + t.digest + ',';

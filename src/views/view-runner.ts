@@ -5,6 +5,7 @@ import { stringifyQuery, type QueryPairs } from '../core/http/query-string.js';
 import { endSpanWith, nestedTrace } from '../core/tracing/trace-context.js';
 import type { RouteCaller, RouteCallerIdentity, RouteCallResult } from '../route-calls/route-caller.js';
 import type { ViewDefinition, ViewPart } from './view-definition.js';
+import type { PartForm, PartForms } from './part-forms.js';
 import { resolveTemplate, type TemplateContext } from './view-template.js';
 
 /** How one part ended. */
@@ -17,6 +18,8 @@ export interface PartOutcome {
   readonly durationMs: number;
   /** The part's answer on success (the whole answer: later parts read from it before its own `fields`). */
   readonly body?: unknown;
+  /** The part's JSON answer with its compact text and digest (the view's answer and ETag are built from them). */
+  readonly form?: PartForm;
   /** The error envelope on failure (the part's own, or one the view made: deadline, missing input). */
   readonly envelope?: ErrorEnvelope;
   readonly retryAfter?: string;
@@ -40,6 +43,8 @@ export interface ViewRunInput {
   readonly timeoutMs: number;
   /** Interfaces this deployment does not serve: their parts do not run (404 UPSTREAM_NOT_CONFIGURED). */
   readonly unserved?: ReadonlySet<string>;
+  /** Where the parts' JSON answers are read (and kept while their bytes live). */
+  readonly forms: PartForms;
   /**
    * A required part whose interface is not served: the view cannot answer, so no other part runs either
    * (each is reported with that part's code), and the answer is the usual one of a failed required part.
@@ -110,14 +115,6 @@ function partUrl(part: ViewPart, ctx: TemplateContext): PartTarget {
   return { url: `/${part.prefix}${path}${q ? `?${q}` : ''}`, params, query: pairs };
 }
 
-function jsonOf(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-}
-
 /** A view's parts in an order where every part comes after those it reads (by step). */
 function orderOf(view: ViewDefinition): ReadonlyArray<readonly [ViewPart, number]> {
   return [...view.parts.entries()].map(([i, p]) => [p, i] as const).sort((a, b) => a[0].step - b[0].step);
@@ -128,9 +125,11 @@ function outcomeOf(
   res: RouteCallResult,
   partRequestId: string,
   partStarted: number,
+  forms: PartForms,
 ): PartOutcome {
   const type = header(res, 'content-type') ?? '';
-  const body = JSON_TYPE.test(type) && res.body.length > 0 ? jsonOf(res.body) : undefined;
+  const form = JSON_TYPE.test(type) && res.body.length > 0 ? forms.of(res.body) : undefined;
+  const body = form?.value;
   const cache = header(res, 'x-cache');
   const age = header(res, 'age');
   const common = {
@@ -140,7 +139,7 @@ function outcomeOf(
     durationMs: Math.round(performance.now() - partStarted),
   };
   if (res.status === 200 && body !== undefined)
-    return { name: part.name, ...common, body, result: cache ?? 'BYPASS' };
+    return { name: part.name, ...common, body, form, result: cache ?? 'BYPASS' };
   const envelope =
     typeof body === 'object' && body !== null && 'error' in body
       ? (body as ErrorEnvelope)
@@ -236,7 +235,7 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
       query: target.query,
       requestId: partRequestId,
     });
-    return outcomeOf(part, res, partRequestId, partStarted);
+    return outcomeOf(part, res, partRequestId, partStarted, input.forms);
   };
 
   const start = async (part: ViewPart, i: number): Promise<PartOutcome> => {

@@ -8,6 +8,7 @@ import { etagMatches } from '../core/http/etag.js';
 import { composeAnswer, type ViewAnswer } from './view-answer.js';
 import type { ViewDefinition } from './view-definition.js';
 import { readViewRequest } from './view-request.js';
+import { PartForms } from './part-forms.js';
 import { runView, type ViewRun } from './view-runner.js';
 import { ViewsMetrics, type ViewCounts } from './views.metrics.js';
 import { ViewsRegistry } from './views.registry.js';
@@ -74,6 +75,9 @@ export class ViewsService {
     private readonly caller: RouteCaller,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
   ) {}
+
+  /** The parts' JSON answers, read once per answer's bytes (see PartForms). */
+  private readonly forms = new PartForms();
 
   /** Per view (the config does not change): the interfaces it reads that are not served, once. */
   private readonly unserved = new WeakMap<ViewDefinition, UnservedParts | null>();
@@ -154,6 +158,7 @@ export class ViewsService {
       caller: call.caller,
       requestId: call.requestId,
       timeoutMs: request.timeoutMs,
+      forms: this.forms,
       ...(unserved && { unserved: unserved.names }),
       ...(unserved?.blockedBy && { blockedBy: unserved.blockedBy }),
     });
