@@ -1,33 +1,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
-import type { ProxyRequest, RouteDefinition } from '../../src/proxy/pipeline.types.js';
+import type { ProxyRequest } from '../../src/proxy/pipeline.types.js';
 import { normalizeStage } from '../../src/proxy/stages/normalize.stage.js';
 import { UndiciTransport } from '../../src/proxy/transport/undici.transport.js';
 import { settled } from '../helpers/answer.js';
+import { GET_ROUTE, proxyRequest } from '../helpers/proxy-request.js';
 
 // The transport and the normalize stage over real HTTP, against a loopback server that misbehaves on cue.
 
-const route: RouteDefinition = { id: 't.get', method: 'GET', path: '/x', family: 'x' };
-
-function req(partial: Partial<ProxyRequest> = {}): ProxyRequest {
-  return {
-    upstream: 't',
-    route,
-    method: 'GET',
-    path: '/x',
-    query: [],
-    headers: {},
-    consumerId: 'c',
-    requestId: 'r',
-    format: 'json',
-    credentialId: 'cred',
-    deadline: Date.now() + 2000,
-    noCache: false,
-    weight: 1,
-    ...partial,
-  };
-}
+/** A pipeline request with a short deadline. */
+const req = (partial: Partial<ProxyRequest> = {}): ProxyRequest =>
+  proxyRequest({ deadline: Date.now() + 2000, ...partial });
 
 describe('transport + normalize against misbehaving servers', () => {
   let server: Server;
@@ -161,7 +145,7 @@ describe('transport + normalize against misbehaving servers', () => {
     try {
       const started = Date.now();
       await expect(
-        h(req({ route: { ...route, file: true }, deadline: Date.now() + 400 })),
+        h(req({ route: { ...GET_ROUTE, file: true }, deadline: Date.now() + 400 })),
       ).rejects.toMatchObject({ code: 'UPSTREAM_TIMEOUT', status: 504 });
       expect(Date.now() - started).toBeLessThan(1500);
     } finally {

@@ -1,31 +1,15 @@
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
 import { compose } from '../../src/proxy/compose.js';
-import type { Handler, ProxyRequest, RouteDefinition, Stage } from '../../src/proxy/pipeline.types.js';
+import type { Handler, ProxyRequest, Stage } from '../../src/proxy/pipeline.types.js';
 import { credentialsStage } from '../../src/proxy/stages/credentials.stage.js';
 import { keyEchoStage } from '../../src/proxy/stages/key-echo.stage.js';
 import { isValidBody, looksLikeJson, looksLikeXml } from '../../src/proxy/stages/normalize.stage.js';
+import { proxyRequest } from '../helpers/proxy-request.js';
 
-const route: RouteDefinition = { id: 't.get', method: 'GET', path: '/x', family: 'x' };
-
-function req(partial: Partial<ProxyRequest> = {}): ProxyRequest {
-  return {
-    upstream: 't',
-    route,
-    method: 'GET',
-    path: '/x',
-    query: [],
-    headers: {},
-    consumerId: 'c',
-    requestId: 'r',
-    format: 'json',
-    credentialId: 'cred',
-    deadline: Date.now() + 2000,
-    noCache: false,
-    weight: 1,
-    ...partial,
-  };
-}
+/** A pipeline request with a short deadline. */
+const req = (partial: Partial<ProxyRequest> = {}): ProxyRequest =>
+  proxyRequest({ deadline: Date.now() + 2000, ...partial });
 
 describe('compose', () => {
   it('runs stages outermost first and the terminal last', async () => {
