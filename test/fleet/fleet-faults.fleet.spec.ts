@@ -7,10 +7,10 @@ import { testConsumer } from '../helpers/consumers.js';
 import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
 import { describeNeeding } from '../helpers/system-parts.js';
 import { met as waitFor } from '../helpers/eventually.js';
-import { call, checkEnvelope, type Answer } from './support/gateway-client.js';
+import { call, checkEnvelope, type Answer } from '../hardening/support/gateway-client.js';
 import { RedisServer } from '../helpers/redis-server.js';
-import { writeSuiteResults, type CaseResult } from './support/results.js';
-import { ScriptedUpstream, sendJson, type ScriptContext } from './support/scripted-upstream.js';
+import { writeSuiteResults, type CaseResult } from '../hardening/support/results.js';
+import { ScriptedUpstream, sendJson, type ScriptContext } from '../hardening/support/scripted-upstream.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 
 // Fleet faults (issue 18, "what to build" 2): three `node dist/main.js` replicas sharing a private Redis
@@ -181,7 +181,9 @@ describeNeeding(
       return { gw: await spawnGateway(env, 60_000), killed: false };
     }
 
-    async function readyState(r: Replica): Promise<{ redis: boolean; budget?: string; tokens?: number }> {
+    async function readyState(
+      r: Replica,
+    ): Promise<{ redis: boolean; cache?: boolean; budget?: string; tokens?: number }> {
       const a = await call(r.gw.url + '/health/ready', { timeoutMs: 5000 });
       try {
         const doc = JSON.parse(a.text) as {
@@ -189,17 +191,25 @@ describeNeeding(
           upstreams: Array<{ name: string; budget?: string; bucket?: { tokens?: number } }>;
         };
         const macro = doc.upstreams.find((u) => u.name === 'macro');
-        return { redis: doc.checks.redis?.ok === true, budget: macro?.budget, tokens: macro?.bucket?.tokens };
+        return {
+          redis: doc.checks.redis?.ok === true,
+          // The cache's own view of Redis (it probes on its own after an outage).
+          cache: !/"available":false/.test(a.text),
+          budget: macro?.budget,
+          tokens: macro?.bucket?.tokens,
+        };
       } catch {
         return { redis: false };
       }
     }
 
-    /** Every live replica reports Redis up and the shared budget. */
+    /** Every live replica reports Redis up, the shared budget and its cache on Redis again. */
     async function fleetShared(timeoutMs: number): Promise<boolean> {
       return waitFor(
         async () =>
-          (await Promise.all(live().map(readyState))).every((s) => s.redis && s.budget === 'shared'),
+          (await Promise.all(live().map(readyState))).every(
+            (s) => s.redis && s.cache && s.budget === 'shared',
+          ),
         timeoutMs,
         200,
       );
