@@ -1,7 +1,7 @@
 // The layering of src/ as eslint-plugin-boundaries elements and policies: each top-level folder of src/ is
 // an element, and so is each upstream folder; an import from one element into another must be listed in
 // LAYERS below (imports within an element are free). The table only points down, so no folder cycle can
-// form (test/policy/layers.policy.spec.ts checks it is acyclic and that the wired config rejects upward
+// form (test/policy/layers.e2e.spec.ts checks it is acyclic and that the wired config rejects upward
 // imports).
 import boundaries from 'eslint-plugin-boundaries';
 import { readdirSync } from 'node:fs';

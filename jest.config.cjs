@@ -2,14 +2,18 @@
 // (Jest's ESM mode cannot load Nest 12 on Node 20).
 //
 // The suite is split into tiers, one Jest project each, picked by the file name's last part:
-//   unit        *.spec.ts                no gateway app, no Redis (loopback fakes allowed)
-//   e2e         *.e2e.spec.ts            the whole gateway, in-process or as `node dist/main.js`
+//   unit        *.spec.ts                in memory: no process, server or socket (not even on loopback)
+//   e2e         *.e2e.spec.ts            real sockets and processes: the whole gateway (in-process or as
+//                                        `node dist/main.js`), a fake upstream or the transport over loopback,
+//                                        the repository's scripts and ESLint run as child processes
 //   redis       *.redis.spec.ts          shared state in a real Redis
-//   fleet       *.fleet.spec.ts          several gateway processes + Redis
+//   fleet       *.fleet.spec.ts          several gateway processes + Redis (the fleet faults among them)
 //   postgres    *.postgres.spec.ts       the system of record in a real PostgreSQL (a database per file)
 //   browser     *.chromium.spec.ts       Debian's headless Chromium
 //   bench-smoke test/bench/*.smoke.spec.ts  one short run of the benchmark harness
-//   hardening   test/hardening/**        faults, fleet faults, fuzzing, leaks, defect regressions
+//   hardening   test/hardening/**        vendor faults, fuzzing, leaks, defect regressions (`npm run
+//                                        test:hardening` adds the fleet and state faults of the fleet and
+//                                        postgres tiers to its table)
 //   deploy      *.deploy.spec.ts         the Helm chart rendered by the real helm and validated offline
 // `npm test` runs them all; `npm run test:<tier>` one (`jest --selectProjects <tier>`).
 // Suites that need a system part beyond `npm ci` (Chromium, redis-server, …) declare it with describeNeeding
@@ -57,6 +61,8 @@ const tier = (displayName, testMatch, extra = {}) => ({
 
 const unit = tier('unit', ['**/*.spec.ts'], {
   testPathIgnorePatterns: ['/node_modules/', TIER_SUFFIX.source, '/test/hardening/', '/test/bench/'],
+  // A unit test that starts a process, a server or a socket fails (test/support/unit-isolation.setup.ts).
+  setupFilesAfterEnv: [...base.setupFilesAfterEnv, '<rootDir>/test/support/unit-isolation.setup.ts'],
 });
 
 module.exports = {

@@ -4,8 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'undici';
-import { freePort, type RunningServer, type ServerId } from './servers.js';
+import { freePort, untilAnswering, waitForExit, type RunningServer, type ServerId } from './servers.js';
 
 /** The nginx binary (BENCH_NGINX, else `nginx` on the PATH or Debian's /usr/sbin/nginx), or why there is none. */
 export function findNginx(env: NodeJS.ProcessEnv = process.env): { bin?: string; why?: string } {
@@ -101,24 +100,12 @@ export async function startNginx(spec: NginxSpec, timeoutMs = 15_000): Promise<R
   const child = spawn(spec.bin, ['-p', spec.dir, '-c', conf], { stdio: ['ignore', fd, fd] });
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (exited(child))
-      throw new Error(
-        `${spec.id} (nginx) exited while starting:\n${tail(logFile)}\n${tail(join(spec.dir, 'error.log'))}`,
-      );
-    try {
-      const res = await request(url + '/__ready', { headersTimeout: 2000, bodyTimeout: 2000 });
-      await res.body.dump();
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`${spec.id} (nginx) did not answer within ${timeoutMs} ms:\n${tail(logFile)}`);
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+  await untilAnswering(child, url + '/__ready', {
+    what: `${spec.id} (nginx)`,
+    timeoutMs,
+    stepMs: 50,
+    log: () => `${tail(logFile)}\n${tail(join(spec.dir, 'error.log'))}`,
+  });
   return {
     id: spec.id,
     pid: child.pid!,
@@ -129,14 +116,7 @@ export async function startNginx(spec: NginxSpec, timeoutMs = 15_000): Promise<R
       if (exited(child)) return;
       // SIGQUIT: graceful shutdown; SIGKILL if it lingers.
       child.kill('SIGQUIT');
-      const done = await new Promise<boolean>((resolve) => {
-        const t = setTimeout(() => resolve(false), 5000);
-        child.once('exit', () => {
-          clearTimeout(t);
-          resolve(true);
-        });
-      });
-      if (!done) child.kill('SIGKILL');
+      if (!(await waitForExit(child, 5000))) child.kill('SIGKILL');
     },
   };
 }

@@ -104,7 +104,7 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
+export function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(false), ms);
@@ -113,6 +113,33 @@ function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
       resolve(true);
     });
   });
+}
+
+/**
+ * Waits until a server process just started answers GET `readyUrl` (any status). Fails with the end of its
+ * log when it exits first, and kills it when `timeoutMs` passes first.
+ */
+export async function untilAnswering(
+  child: ChildProcess,
+  readyUrl: string,
+  o: { what: string; timeoutMs: number; stepMs: number; log: () => string },
+): Promise<void> {
+  const deadline = Date.now() + o.timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${o.what} exited (${child.exitCode ?? child.signalCode}) while starting:\n${o.log()}`);
+    try {
+      const res = await request(readyUrl, { headersTimeout: 2000, bodyTimeout: 2000 });
+      await res.body.dump();
+      return;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`${o.what} did not answer within ${o.timeoutMs} ms:\n${o.log()}`);
+      }
+      await sleep(o.stepMs);
+    }
+  }
 }
 
 /**
@@ -134,24 +161,12 @@ export async function startServer(
   });
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(
-        `${spec.id} exited (${child.exitCode ?? child.signalCode}) while starting:\n${tail(logFile)}`,
-      );
-    try {
-      const res = await request(url + spec.readyPath, { headersTimeout: 2000, bodyTimeout: 2000 });
-      await res.body.dump();
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error(`${spec.id} did not answer within ${timeoutMs} ms:\n${tail(logFile)}`);
-      }
-      await sleep(100);
-    }
-  }
+  await untilAnswering(child, url + spec.readyPath, {
+    what: spec.id,
+    timeoutMs,
+    stepMs: 100,
+    log: () => tail(logFile),
+  });
   return {
     id: spec.id,
     pid: child.pid!,

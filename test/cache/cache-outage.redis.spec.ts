@@ -5,7 +5,8 @@ import { testConsumer } from '../helpers/consumers.js';
 import { http } from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { eventually, freePort, startRedis, type OwnRedis } from './cache-helpers.js';
+import { eventually } from '../helpers/eventually.js';
+import { RedisServer } from '../helpers/redis-server.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_outage_cache_77d2';
 
@@ -14,17 +15,11 @@ describeNeeding('redis-server', 'response cache when its Redis goes away or stal
   const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
   const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
   const fake = new FakeMacroUpstream({ token: UPSTREAM_TOKEN });
-  let redis: OwnRedis;
-  let port: number;
+  const redis = new RedisServer();
   // The suite's own redis-server starts before the gateway connects to it and is killed after it closes.
-  beforeAll(async () => {
-    port = await freePort();
-    redis = await startRedis(port);
-  });
+  beforeAll(() => redis.start());
   // after* hooks run in the order declared: resume a stopped (SIGSTOP) server before the gateway closes.
-  afterAll(() => {
-    if (redis?.child.pid && redis.child.exitCode === null) process.kill(redis.child.pid, 'SIGCONT');
-  });
+  afterAll(() => redis.signal('SIGCONT'));
   const gw = withGateway({
     upstreams: { macro: { fake, token: UPSTREAM_TOKEN } },
     env: () => ({
@@ -36,9 +31,7 @@ describeNeeding('redis-server', 'response cache when its Redis goes away or stal
     // The tests run in order on one fake and one Redis.
     resetFakes: false,
   });
-  afterAll(async () => {
-    await redis?.kill();
-  });
+  afterAll(() => redis.stop());
 
   const get = (path: string) => http(gw.url + path, { headers: { authorization: `Bearer ${reader.key}` } });
   const redisErrors = async () => {
@@ -56,7 +49,7 @@ describeNeeding('redis-server', 'response cache when its Redis goes away or stal
     expect(await redisErrors()).toBe(0);
 
     fake.reset();
-    await redis.kill('SIGKILL');
+    await redis.kill();
     const during: string[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await get(path);
@@ -76,8 +69,8 @@ describeNeeding('redis-server', 'response cache when its Redis goes away or stal
     expect(patch.status).toBe(200);
     expect(await redisErrors()).toBeGreaterThan(0);
 
-    redis = await startRedis(port);
-    await eventually(async () => (await get(path)).headers['x-cache'] === 'HIT', 15_000, 200);
+    await redis.start();
+    await eventually(async () => (await get(path)).headers['x-cache'] === 'HIT', { intervalMs: 200 });
     // A fresh Redis (this one kept nothing) proves recovery; what matters for the write is that no entry
     // from before it is served once the cache is back.
     const after = await get('/macro/feeds?limit=1');
@@ -93,7 +86,7 @@ describeNeeding('redis-server', 'response cache when its Redis goes away or stal
     const before = await get(feeds);
     expect((await get(feeds)).headers['x-cache']).toBe('HIT');
     fake.reset();
-    process.kill(redis.child.pid!, 'SIGSTOP');
+    redis.signal('SIGSTOP');
     try {
       const seen: string[] = [];
       for (let i = 0; i < 6; i++) {
@@ -119,9 +112,9 @@ describeNeeding('redis-server', 'response cache when its Redis goes away or stal
       });
       expect(patch.status).toBe(200);
     } finally {
-      process.kill(redis.child.pid!, 'SIGCONT');
+      redis.signal('SIGCONT');
     }
-    await eventually(async () => (await get(path)).headers['x-cache'] === 'HIT', 15_000, 200);
+    await eventually(async () => (await get(path)).headers['x-cache'] === 'HIT', { intervalMs: 200 });
     // The stalled Redis still holds the list from before the write; the replayed invalidation dropped it.
     const after = await get(feeds);
     expect(after.headers['x-cache']).toBe('MISS');

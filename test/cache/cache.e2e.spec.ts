@@ -4,7 +4,8 @@ import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.j
 import { testConsumer } from '../helpers/consumers.js';
 import { http, startGateway } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { burst, eventually, sha256Hex } from './cache-helpers.js';
+import { burst, sha256Hex } from '../helpers/burst.js';
+import { eventually } from '../helpers/eventually.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_cache_secret_7c1d';
 const ADMIN_TOKEN = 'adm_' + 'a1b2c3d4e5f6a7b8c9d0';
@@ -134,7 +135,7 @@ describe('response cache through the whole gateway (memory store)', () => {
     // turning stale without refreshing it, so this waits for the time itself to pass: the answer was stored
     // before it was sent, so 300 ms after it arrived the entry is stale.
     const storedBy = Date.now();
-    await eventually(() => Date.now() - storedBy > 300, 5_000, 10);
+    await eventually(() => Date.now() - storedBy > 300, { timeoutMs: 5_000, intervalMs: 10 });
     fake.behave({ failWith: { status: 500 } });
     const on500 = await get(path);
     expect(on500.status).toBe(200);
@@ -147,7 +148,7 @@ describe('response cache through the whole gateway (memory store)', () => {
     expect(refused.headers['x-cache']).toBe('STALE');
     expect(refused.text).toBe(fresh.text);
     // Stale answers go on until TTL + window (300 ms + 2.5 s after the store), then the envelope comes.
-    await eventually(async () => (await get(path)).status !== 200, 6_000, 100);
+    await eventually(async () => (await get(path)).status !== 200, { timeoutMs: 6_000, intervalMs: 100 });
     expect(Date.now() - freshAt).toBeGreaterThanOrEqual(2_800);
     const after = await get(path);
     expect(after.status).toBe(503);

@@ -4,7 +4,7 @@ import { testConsumer } from '../helpers/consumers.js';
 import type { SpawnedGateway } from '../helpers/processes.js';
 import { describeRedis } from '../helpers/redis.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { burst, sha256Hex } from './cache-helpers.js';
+import { burst, sha256Hex } from '../helpers/burst.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_fleet_cache_5e0f';
 

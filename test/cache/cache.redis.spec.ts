@@ -5,7 +5,7 @@ import { eventually } from '../helpers/eventually.js';
 import { http, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { burst, sha256Hex } from './cache-helpers.js';
+import { burst, sha256Hex } from '../helpers/burst.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_redis_cache_91ab';
 const ADMIN_TOKEN = 'adm_redis_cache_test_token_0042';

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
-import { newEntryId, type CacheEntry } from '../../src/proxy/cache/cache-entry.js';
+import type { CacheEntry } from '../../src/proxy/cache/cache-entry.js';
 import type { CacheKey } from '../../src/proxy/cache/cache-key.js';
 import { RedisCacheKeys } from '../../src/proxy/cache/redis-cache-keys.js';
 import { CacheRedis, cacheConnectionOptions } from '../../src/proxy/cache/redis-cache-connection.js';
@@ -9,24 +9,13 @@ import { RedisHealth } from '../../src/core/redis/redis-health.js';
 import { RedisInvalidation } from '../../src/proxy/cache/redis-invalidation.js';
 import { RedisLeaderElection } from '../../src/proxy/cache/redis-leader-election.js';
 import { RedisResponseStore } from '../../src/proxy/cache/redis-response.store.js';
+import { cacheEntry } from '../helpers/cache-entries.js';
 import { eventually } from '../helpers/eventually.js';
 import { describeRedis } from '../helpers/redis.js';
 
 function keyOf(upstream: string, path: string, hash = 'a'.repeat(32), family = 'f'): CacheKey {
   const scope = `${upstream}:cred:${family}`;
   return { scope, upstream, hash, path, full: `${scope}:${hash}:${path}`, lockId: `${scope}:${hash}` };
-}
-
-function entry(text: string): CacheEntry {
-  const now = Date.now();
-  return {
-    id: newEntryId(),
-    status: 200,
-    headers: { 'content-type': 'application/json' },
-    body: Buffer.from(text),
-    storedAt: now,
-    freshUntil: now + 60_000,
-  };
 }
 
 // The parts of the Redis response store on their own, against the real Redis, each suite under its own prefix.
@@ -95,7 +84,7 @@ describeRedis('Redis cache coordination: leader election, invalidation, purge', 
       const follower = await e.begin(k);
       if (leader.role !== 'leader' || follower.role !== 'follower') throw new Error('roles');
       const waiting = e.waitFor(k, follower.holder, undefined, Date.now() + 10_000);
-      const answer = entry('{"ok":true}');
+      const answer = cacheEntry('{"ok":true}');
       stored.set(k.full, answer);
       await leader.lease.release();
       expect(await waiting).toEqual({ kind: 'entry', entry: answer });
@@ -223,7 +212,7 @@ describeRedis('Redis cache coordination: leader election, invalidation, purge', 
       try {
         await s.connect();
         const k = keyOf('u', '/a');
-        const e = { ...entry('{"n":1}'), body: Buffer.from([0, 255, 10, 13]) };
+        const e = { ...cacheEntry('{"n":1}'), body: Buffer.from([0, 255, 10, 13]) };
         expect(await s.set(k, e, 60_000, '0', false)).toBe(true);
         expect(await s.get(k)).toEqual(e);
         const raw = (await admin.get(keys.entry(k)))!;
@@ -244,7 +233,7 @@ describeRedis('Redis cache coordination: leader election, invalidation, purge', 
         const role = await s.beginMiss(k);
         if (role.role !== 'leader') throw new Error('roles');
         await s.invalidate(k.scope);
-        expect(await s.set(k, entry('old'), 60_000, role.token, true)).toBe(false);
+        expect(await s.set(k, cacheEntry('old'), 60_000, role.token, true)).toBe(false);
         expect(await s.get(k)).toBeUndefined();
         await role.lease.release();
       } finally {
@@ -262,7 +251,7 @@ describeRedis('Redis cache coordination: leader election, invalidation, purge', 
           keyOf('u', '/feeds', '3'.repeat(32)),
           keyOf('u*', '/tables/1', '4'.repeat(32)),
         ];
-        for (const k of ks) expect(await s.set(k, entry(k.path), 60_000, '0', false)).toBe(true);
+        for (const k of ks) expect(await s.set(k, cacheEntry(k.path), 60_000, '0', false)).toBe(true);
         expect(await s.purge('u', '/tables')).toBe(2);
         expect(await s.get(ks[0])).toBeUndefined();
         expect(await s.get(ks[2])).toBeDefined();
@@ -300,8 +289,8 @@ describeRedis('Redis cache coordination: leader election, invalidation, purge', 
         const role = await s.beginMiss(k);
         expect(role).toEqual({ role: 'local', token: 'local:0' });
         // A token from Redis (not the fallback's) still stores nothing.
-        expect(await s.set(k, entry('x'), 60_000, '0', false)).toBe(false);
-        expect(await s.set(k, entry('x'), 60_000, 'local:0', false)).toBe(true);
+        expect(await s.set(k, cacheEntry('x'), 60_000, '0', false)).toBe(false);
+        expect(await s.set(k, cacheEntry('x'), 60_000, 'local:0', false)).toBe(true);
         expect((await s.get(k))?.body.toString()).toBe('x');
         await s.invalidate(k.scope);
         expect(await s.get(k)).toBeUndefined();

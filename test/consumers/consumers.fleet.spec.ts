@@ -6,7 +6,7 @@ import { eventually } from '../helpers/eventually.js';
 import { http, type HttpResult } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { TcpProxy } from '../limits/helpers/tcp-proxy.js';
+import { TcpRelay } from '../helpers/tcp-relay.js';
 
 const TOKEN = 'sbx_macro_consumers_fleet_7a21';
 const OPERATOR = 'operator-token-consumers-fleet-3c9d';
@@ -18,7 +18,7 @@ describeRedis('consumers managed at run time across 2 gateway processes sharing 
   const fake = new FakeMacroUpstream({ token: TOKEN });
   const target = new URL(url);
   // The replicas reach Redis through a relay the last test cuts (Redis down for the gateways only).
-  const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
+  const proxy = new TcpRelay(target.hostname, Number(target.port || 6379));
   beforeAll(() => proxy.start());
   afterAll(() => proxy.cut());
   const fleet = withGateway({

@@ -12,7 +12,7 @@ import { databaseClient, databaseUrl, describePostgres } from '../helpers/postgr
 import { SYSTEM_PARTS, TEST_REDIS_URL } from '../helpers/system-parts.js';
 import { withGateway } from '../helpers/with-gateway.js';
 import { writeSuiteResults } from '../hardening/support/results.js';
-import { TcpProxy } from '../limits/helpers/tcp-proxy.js';
+import { TcpRelay } from '../helpers/tcp-relay.js';
 
 const TOKEN = 'sbx_macro_db_loss_0c6e';
 const OPERATOR = 'operator-token-db-loss-72ad';
@@ -25,7 +25,7 @@ describePostgres(
     const app = testConsumer({ id: 'steady-app', upstreams: new Set(['macro']) });
     const fake = new FakeMacroUpstream({ token: TOKEN });
     // The gateway reaches PostgreSQL through a relay the test cuts (the database down for the gateway alone).
-    const relay = new TcpProxy('127.0.0.1', 5432);
+    const relay = new TcpRelay('127.0.0.1', 5432);
     beforeAll(() => relay.start());
     afterAll(() => relay.cut());
     const gw = withGateway({

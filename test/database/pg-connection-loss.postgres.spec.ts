@@ -3,14 +3,14 @@ import { createClient, createPool, migrate } from '../../src/database/database.j
 import { PgConsumerRepository } from '../../src/database/pg-consumer.repository.js';
 import { eventually } from '../helpers/eventually.js';
 import { databaseUrl, describePostgres } from '../helpers/postgres.js';
-import { TcpProxy } from '../limits/helpers/tcp-proxy.js';
+import { TcpRelay } from '../helpers/tcp-relay.js';
 
 /**
  * A connection lost while the repository holds it (a write waiting on a lock when the network drops) rejects
  * that write; it must never surface as an unhandled 'error' event, which would end the gateway's process.
  */
 describePostgres('a PostgreSQL connection lost in the middle of a transaction', (pg) => {
-  const relay = new TcpProxy('127.0.0.1', 5432);
+  const relay = new TcpRelay('127.0.0.1', 5432);
   let holder: Client;
   let watcher: Client;
   let repo: PgConsumerRepository;

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
+import { eventually } from '../helpers/eventually.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { startGateway } from '../helpers/gateway.js';
 
@@ -34,7 +35,7 @@ describe('close() drains in-flight requests', () => {
         'Connection: keep-alive\r\n\r\n',
     );
     // The request is at the vendor: close the gateway while it waits.
-    for (let i = 0; i < 100 && fake.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => fake.requests.length > 0, { intervalMs: 10, what: 'the request at the vendor' });
     expect(fake.requests).toHaveLength(1);
     const closingAt = Date.now();
     await gw.close();

@@ -8,8 +8,8 @@ import { http, type HttpResult } from '../helpers/gateway.js';
 import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
 import { describeNeeding } from '../helpers/system-parts.js';
 import { writeConsumersFile } from '../helpers/with-gateway.js';
-import { RedisCluster, redisCli } from '../hardening/support/redis-cluster.js';
-import { RedisServer } from '../hardening/support/redis-server.js';
+import { RedisCluster, redisCli } from '../helpers/redis-cluster.js';
+import { RedisServer } from '../helpers/redis-server.js';
 import { writeSuiteResults, type CaseResult } from '../hardening/support/results.js';
 
 // Fleet failover: three `node dist/main.js` replicas under steady load (hits, misses, writes with unique
@@ -217,13 +217,37 @@ describeNeeding(
       expect(backMs).toBeLessThanOrEqual(5000);
     }
 
+    /** A fleet on `redisEnv`, once every replica shares its state. */
+    async function startSharedFleet(redisEnv: Record<string, string>): Promise<void> {
+      await startFleet(redisEnv);
+      await eventually(allShared, { timeoutMs: 20_000, what: 'the fleet shares its state' });
+    }
+
+    /**
+     * The shape of every case: steady load, `fault` under it (resolving once the fault is over), the time
+     * until the fleet shares its state again, more load, then the judgement.
+     */
+    async function faultUnderLoad(name: string, fault: () => Promise<void>): Promise<void> {
+      fake.reset();
+      await feedId();
+      fake.reset();
+      const l = load();
+      await l.answered(100);
+      const from = Date.now();
+      await fault();
+      const to = Date.now();
+      await eventually(allShared, { timeoutMs: 20_000, intervalMs: 100, what: 'shared again' });
+      const backMs = Date.now() - to;
+      await l.answered(50);
+      await l.stop();
+      judge(name, l, { from, to }, backMs);
+    }
+
     describe('Redis Cluster: a master killed under load', () => {
       const cluster = new RedisCluster(3);
       beforeAll(async () => {
         await cluster.start();
-        await startFleet({ REDIS_CLUSTER_NODES: cluster.nodeList });
-        await feedId();
-        await eventually(allShared, { timeoutMs: 20_000, what: 'the fleet shares its state' });
+        await startSharedFleet({ REDIS_CLUSTER_NODES: cluster.nodeList });
       }, 120_000);
       afterAll(async () => {
         await stopFleet();
@@ -232,21 +256,11 @@ describeNeeding(
 
       it('no 5xx, no duplicated write, the budget held, shared again within 5 s', async () => {
         const victim = await cluster.masterOf('{macro}');
-        fake.reset();
-        await feedId();
-        fake.reset();
-        const l = load();
-        await l.answered(100);
-        const from = Date.now();
-        await victim.kill();
-        // The cluster promotes the victim's replica (node timeout 1 s).
-        await cluster.waitHealthy(20_000);
-        const to = Date.now();
-        await eventually(allShared, { timeoutMs: 20_000, intervalMs: 100, what: 'shared again' });
-        const backMs = Date.now() - to;
-        await l.answered(50);
-        await l.stop();
-        judge('Cluster master killed', l, { from, to }, backMs);
+        await faultUnderLoad('Cluster master killed', async () => {
+          await victim.kill();
+          // The cluster promotes the victim's replica (node timeout 1 s).
+          await cluster.waitHealthy(20_000);
+        });
       }, 90_000);
     });
 
@@ -283,11 +297,10 @@ describeNeeding(
             ),
           { timeoutMs: 20_000, intervalMs: 200, what: 'the sentinels see the replica and each other' },
         );
-        await startFleet({
+        await startSharedFleet({
           REDIS_SENTINELS: sentinels.map((x) => `127.0.0.1:${x.port}`).join(','),
           REDIS_SENTINEL_MASTER: 'atrium-master',
         });
-        await eventually(allShared, { timeoutMs: 20_000, what: 'the fleet shares its state' });
       }, 120_000);
       afterAll(async () => {
         await stopFleet();
@@ -295,24 +308,14 @@ describeNeeding(
       });
 
       it('no 5xx, no duplicated write, the budget held, shared again within 5 s', async () => {
-        fake.reset();
-        await feedId();
-        fake.reset();
-        const l = load();
-        await l.answered(100);
-        const from = Date.now();
-        await master.kill();
-        await eventually(async () => (await redisCli(replica.port, 'role')).startsWith('master'), {
-          timeoutMs: 30_000,
-          intervalMs: 100,
-          what: 'the sentinels promote the replica',
+        await faultUnderLoad('Sentinel master killed', async () => {
+          await master.kill();
+          await eventually(async () => (await redisCli(replica.port, 'role')).startsWith('master'), {
+            timeoutMs: 30_000,
+            intervalMs: 100,
+            what: 'the sentinels promote the replica',
+          });
         });
-        const to = Date.now();
-        await eventually(allShared, { timeoutMs: 20_000, intervalMs: 100, what: 'shared again' });
-        const backMs = Date.now() - to;
-        await l.answered(50);
-        await l.stop();
-        judge('Sentinel master killed', l, { from, to }, backMs);
       }, 90_000);
     });
 
@@ -320,9 +323,7 @@ describeNeeding(
       const redis = new RedisServer();
       beforeAll(async () => {
         await redis.start();
-        await startFleet({ REDIS_URL: redis.url });
-        await feedId();
-        await eventually(allShared, { timeoutMs: 20_000, what: 'the fleet shares its state' });
+        await startSharedFleet({ REDIS_URL: redis.url });
       }, 120_000);
       afterAll(async () => {
         await stopFleet();
@@ -330,21 +331,12 @@ describeNeeding(
       });
 
       it(`gone for ${GAP_MS / 1000} s: no 5xx, no duplicated write, within the budget, shared again within 5 s`, async () => {
-        fake.reset();
-        await feedId();
-        fake.reset();
-        const l = load();
-        await l.answered(100);
-        const from = Date.now();
-        await redis.kill();
-        await new Promise((res) => setTimeout(res, GAP_MS));
-        await redis.start();
-        const to = Date.now();
-        await eventually(allShared, { timeoutMs: 20_000, intervalMs: 100, what: 'shared again' });
-        const backMs = Date.now() - to;
-        await l.answered(50);
-        await l.stop();
-        judge(`Redis gone ${GAP_MS / 1000} s`, l, { from, to }, backMs);
+        await faultUnderLoad(`Redis gone ${GAP_MS / 1000} s`, async () => {
+          await redis.kill();
+          // The outage itself: its length is the case (an outage, not a blip), not a wait for anything.
+          await new Promise((res) => setTimeout(res, GAP_MS));
+          await redis.start();
+        });
       }, 120_000);
     });
   },

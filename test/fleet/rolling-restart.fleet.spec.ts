@@ -4,17 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
+import { eventually } from '../helpers/eventually.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { describeRedis } from '../helpers/redis.js';
 import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
-
-async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /**
  * The balancer: round robin over the replicas whose readiness probe last answered 200 (probed every 100 ms,
@@ -122,7 +115,7 @@ describeRedis('a rolling restart of three replicas under load', (redis) => {
   });
 
   it('drops nothing and writes nothing twice', async () => {
-    await until(() => replicas.every((r) => r.ready));
+    await eventually(() => replicas.every((r) => r.ready), { timeoutMs: 30_000, intervalMs: 20 });
     const results = { reads: 0, writes: 0, failed: [] as string[] };
     let stop = false;
     let n = 0;
@@ -160,7 +153,7 @@ describeRedis('a rolling restart of three replicas under load', (redis) => {
       replicas.push(next);
       stops.push({ code: await exited, ms: Date.now() - t0 });
       replicas.splice(replicas.indexOf(old), 1);
-      await until(() => next.ready);
+      await eventually(() => next.ready, { timeoutMs: 30_000, intervalMs: 20 });
     }
     stop = true;
     await Promise.all(loops);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { testConsumer } from '../helpers/consumers.js';
 import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { captureDir, recordSecret } from '../observability/log-capture.js';
+import { eventually } from '../helpers/eventually.js';
 import { call, type Answer } from './support/gateway-client.js';
 import { writeSuiteResults, type CaseResult } from './support/results.js';
 import { ScriptedUpstream, sendJson, sendText, type ScriptContext } from './support/scripted-upstream.js';
@@ -300,9 +301,17 @@ describe('hardening: hostile vendors echo our secrets in every form', () => {
     const log = logFile();
     logStart = log && existsSync(log) ? statSync(log).size : 0;
     gw = await startGateway({ env, consumers: [app.consumer] });
-    // The first EMIS login is the hostile refusal; the back-off (10 ms) then lets the next one through.
+    // The first EMIS login is the hostile refusal; once its back-off (10 ms) is over, the next one goes through.
     await call(`${gw.url}/documents/Dictionary/getTopics/`, { headers: auth });
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(
+      async () => {
+        const ready = JSON.parse((await call(`${gw.url}/health/ready`)).text) as {
+          upstreams: Array<{ name: string; session?: { state?: string } }>;
+        };
+        return ready.upstreams.find((u) => u.name === 'documents')?.session?.state !== 'backoff';
+      },
+      { what: 'the documents login back-off is over' },
+    );
   });
 
   afterAll(async () => {

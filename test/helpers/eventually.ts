@@ -26,3 +26,20 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * eventually() for suites that report a condition never met as one of their findings instead of failing at
+ * once: true when `check` held within `timeoutMs`, false otherwise.
+ */
+export async function met(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 25,
+): Promise<boolean> {
+  try {
+    await eventually(check, { timeoutMs, intervalMs });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -5,7 +5,7 @@ import { RedisFixedWindowThrottlerStorage } from '../../src/core/throttling/redi
 import { createRedisClient } from '../../src/redis/redis.module.js';
 import { eventually } from '../helpers/eventually.js';
 import { describeRedis } from '../helpers/redis.js';
-import { closeRedis, connectedRedis } from './helpers/redis-clients.js';
+import { closeRedis, connectedRedis } from '../helpers/redis-clients.js';
 
 const perSecond: QuotaWindow = { name: 'per-second', ttlMs: 1000, limit: 3 };
 const perMinute: QuotaWindow = { name: 'per-minute', ttlMs: 60_000, limit: 5 };

@@ -6,7 +6,7 @@ import { eventually } from '../helpers/eventually.js';
 import { http, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
+import { TcpRelay } from '../helpers/tcp-relay.js';
 
 const TOKEN = 'sbx_macro_redis_down_token_5e11';
 
@@ -25,7 +25,7 @@ describeRedis('Redis goes down under a running gateway', ({ prefix, url }) => {
   const bulk = testConsumer({ id: 'bulk', upstreams: new Set(['macro']) });
   const fake = new FakeMacroUpstream({ token: TOKEN });
   const target = new URL(url);
-  const proxy = new TcpProxy(target.hostname, Number(target.port || 6379));
+  const proxy = new TcpRelay(target.hostname, Number(target.port || 6379));
   // The gateway reaches Redis through a TCP proxy the tests cut: it listens before the gateway starts.
   beforeAll(() => proxy.start());
   afterAll(() => proxy.cut());

@@ -2,7 +2,7 @@ import { readdirSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { mayRetry } from '../../src/proxy/stages/retries.js';
 import { WRITE_METHODS, type RouteDefinition } from '../../src/proxy/pipeline.types.js';
-import { proxyRequest } from './helpers/requests.js';
+import { proxyRequest } from '../helpers/proxy-request.js';
 
 /** Every route table under src/upstreams (so an upstream added later is covered without editing this). */
 function allRoutes(): Array<[string, RouteDefinition]> {

@@ -6,7 +6,7 @@ import { mayRetry, type RetryOptions } from '../../src/proxy/stages/retries.js';
 import { upstreamLimitStage, type LimitGate } from '../../src/proxy/stages/upstream-limit.stage.js';
 import { UpstreamLimiter } from '../../src/proxy/limits/upstream-limiter.js';
 import type { Handler, HttpMethod, ProxyRequest, ProxyResponse } from '../../src/proxy/pipeline.types.js';
-import { GET_ROUTE, limiterOptions, proxyRequest } from './helpers/requests.js';
+import { GET_ROUTE, limiterOptions, proxyRequest } from '../helpers/proxy-request.js';
 
 const OK: ProxyResponse = { status: 200, headers: {}, body: Buffer.from('{}') };
 

@@ -2,7 +2,7 @@ import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { BudgetSource } from '../../src/proxy/limits/budget-source.js';
 import { UpstreamLimitState } from '../../src/proxy/limits/limiter-state.js';
 import { TokenDispenser } from '../../src/proxy/limits/token-dispenser.js';
-import { limiterOptions, outcome } from './helpers/requests.js';
+import { limiterOptions, outcome } from '../helpers/proxy-request.js';
 
 /** A dispenser over a local bucket (single instance), as the limiter builds it. */
 function dispenser(partial: Parameters<typeof limiterOptions>[0] = {}) {

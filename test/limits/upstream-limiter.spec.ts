@@ -1,6 +1,6 @@
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import { UpstreamLimiter } from '../../src/proxy/limits/upstream-limiter.js';
-import { limiterOptions, outcome, proxyRequest } from './helpers/requests.js';
+import { limiterOptions, outcome, proxyRequest } from '../helpers/proxy-request.js';
 
 const upstream429 = (retryAfterSeconds?: number) =>
   new GatewayError('UPSTREAM_RATE_LIMITED', {

@@ -4,7 +4,6 @@ import type { SharedRedis } from '../../src/core/ports/redis.port.js';
 import { RedisConsumerRepository } from '../../src/core/auth/redis-consumer.repository.js';
 import { duplicateConnection } from '../../src/core/redis/redis-connection.js';
 import { RedisFixedWindowThrottlerStorage } from '../../src/core/throttling/redis-window.storage.js';
-import { newEntryId, type CacheEntry } from '../../src/proxy/cache/cache-entry.js';
 import type { CacheKey } from '../../src/proxy/cache/cache-key.js';
 import { scopeOf } from '../../src/proxy/cache/cache-key.js';
 import { cacheConnectionOptions } from '../../src/proxy/cache/redis-cache-connection.js';
@@ -16,13 +15,14 @@ import { RedisUsageStore } from '../../src/usage/usage-store.js';
 import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.js';
 import { UPSTREAMS } from '../../src/upstreams/index.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
-import { burst } from '../cache/cache-helpers.js';
+import { burst } from '../helpers/burst.js';
 import { testConsumer } from '../helpers/consumers.js';
+import { cacheEntry } from '../helpers/cache-entries.js';
 import { eventually } from '../helpers/eventually.js';
 import { http, type GatewayHandle } from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { RedisCluster, redisCli } from '../hardening/support/redis-cluster.js';
+import { RedisCluster, redisCli } from '../helpers/redis-cluster.js';
 
 const BASE = {
   UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9',
@@ -34,18 +34,6 @@ function key(upstream: string, credential: string, family: string, hash: string,
   const scope = scopeOf(upstream, credential, family);
   const lockId = `${scope}:${hash}`;
   return { scope, upstream, hash, path, lockId, full: `${lockId}:${path}` };
-}
-
-function entry(text: string): CacheEntry {
-  const now = Date.now();
-  return {
-    id: newEntryId(),
-    status: 200,
-    headers: { 'content-type': 'application/json' },
-    body: Buffer.from(text),
-    storedAt: now,
-    freshUntil: now + 60_000,
-  };
 }
 
 /**
@@ -266,7 +254,7 @@ describeNeeding('redis-server', 'Redis Cluster (3 masters, 3 replicas on loopbac
         expect(follow.role).toBe('follower');
         if (lead.role !== 'leader' || follow.role !== 'follower') return;
         const waiting = b.waitFor(k, follow.holder, undefined, Date.now() + 5000);
-        expect(await a.set(k, entry(`{"family":"${family}"}`), 60_000, lead.token, true)).toBe(true);
+        expect(await a.set(k, cacheEntry(`{"family":"${family}"}`), 60_000, lead.token, true)).toBe(true);
         await lead.lease.release();
         const got = await waiting;
         expect(got.kind).toBe('entry');
@@ -291,7 +279,7 @@ describeNeeding('redis-server', 'Redis Cluster (3 masters, 3 replicas on loopbac
       for (const k of keys) {
         const role = await s.beginMiss(k);
         if (role.role !== 'leader') throw new Error('expected to lead');
-        expect(await s.set(k, entry('{"n":1}'), 60_000, role.token, true)).toBe(true);
+        expect(await s.set(k, cacheEntry('{"n":1}'), 60_000, role.token, true)).toBe(true);
         await role.lease.release();
         expect(await s.get(k)).toBeDefined();
       }
@@ -306,7 +294,7 @@ describeNeeding('redis-server', 'Redis Cluster (3 masters, 3 replicas on loopbac
       const extra = key('deals', 'token:alpha', 'deals', randomBytes(16).toString('hex'), '/deals/7');
       const role = await s.beginMiss(extra);
       if (role.role !== 'leader') throw new Error('expected to lead');
-      await s.set(extra, entry('{}'), 60_000, role.token, false);
+      await s.set(extra, cacheEntry('{}'), 60_000, role.token, false);
       await role.lease.release();
       // By path prefix: the entries of the earlier test (other paths) stay.
       expect(await s.purge('macro', '/purge')).toBe(scopes.length - 1);

@@ -1,12 +1,12 @@
 import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
-import { burst } from '../cache/cache-helpers.js';
+import { burst } from '../helpers/burst.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { http, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 import { withGateway } from '../helpers/with-gateway.js';
-import { TcpProxy } from '../limits/helpers/tcp-proxy.js';
+import { TcpRelay } from '../helpers/tcp-relay.js';
 
 const TOKEN = 'sbx_macro_redis_loss_token_31aa';
 /** The policy's bound on the way back: shared mode again within 5 s of Redis answering. */
@@ -20,7 +20,7 @@ describeRedis('losing Redis: the declared policy, function by function', ({ pref
   const app = testConsumer({ id: 'app', upstreams: new Set(['macro']) });
   const fake = new FakeMacroUpstream({ token: TOKEN });
   const target = new URL(url);
-  const relay = new TcpProxy(target.hostname, Number(target.port || 6379));
+  const relay = new TcpRelay(target.hostname, Number(target.port || 6379));
   beforeAll(() => relay.start());
   afterAll(() => relay.cut());
   const fleet = withGateway({

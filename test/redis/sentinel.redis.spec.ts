@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config/atrium-config.js';
 import { createRedisClient } from '../../src/redis/redis.module.js';
-import { freePort, pingRedis } from '../cache/cache-helpers.js';
+import { RedisServer } from '../helpers/redis-server.js';
 import { eventually } from '../helpers/eventually.js';
 import { UPSTREAMS } from '../../src/upstreams/index.js';
 import { describeNeeding } from '../helpers/system-parts.js';
@@ -23,51 +22,33 @@ describeNeeding(
   'redis-server',
   'Redis Sentinel by configuration (a private master and sentinel on loopback)',
   () => {
-    const children: ChildProcess[] = [];
     let dir: string;
-    let masterPort = 0;
+    let master: RedisServer | undefined;
+    let sentinel: RedisServer | undefined;
     let sentinelPort = 0;
     let client: Redis | undefined;
 
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'atrium-sentinel-'));
-      masterPort = await freePort();
-      sentinelPort = await freePort();
-      const master = [
-        '--port',
-        String(masterPort),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-      ];
-      children.push(
-        spawn('redis-server', [...master, '--requirepass', PASSWORD, '--masterauth', PASSWORD], {
-          stdio: 'ignore',
-        }),
-      );
+      master = new RedisServer({ args: ['--requirepass', PASSWORD, '--masterauth', PASSWORD] });
+      await master.start();
       const conf = join(dir, 'sentinel.conf');
       writeFileSync(
         conf,
         [
-          `port ${sentinelPort}`,
-          'bind 127.0.0.1',
-          `sentinel monitor atrium-master 127.0.0.1 ${masterPort} 1`,
+          `sentinel monitor atrium-master 127.0.0.1 ${master.port} 1`,
           `sentinel auth-pass atrium-master ${PASSWORD}`,
           'sentinel down-after-milliseconds atrium-master 1000',
         ].join('\n') + '\n',
       );
-      children.push(spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' }));
-      await eventually(async () => (await pingRedis(sentinelPort)) && true, {
-        timeoutMs: 10_000,
-        what: 'the sentinel answers',
-      });
+      sentinel = new RedisServer({ config: conf, args: ['--sentinel'] });
+      await sentinel.start();
+      sentinelPort = sentinel.port;
     });
     afterAll(async () => {
       client?.disconnect();
-      for (const c of children) c.kill('SIGKILL');
+      await sentinel?.stop();
+      await master?.stop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     });
 
@@ -120,7 +101,7 @@ describeNeeding(
       await client.set('atrium-sentinel-test', 'ok');
       expect(await client.get('atrium-sentinel-test')).toBe('ok');
       const info = String(await client.call('INFO', 'server'));
-      expect(info).toContain(`tcp_port:${masterPort}`);
+      expect(info).toContain(`tcp_port:${master!.port}`);
     });
   },
 );

@@ -516,7 +516,7 @@ describe('documents: the login step', () => {
       }
       expect(loginCalls(fake)).toBe(1);
       // During the pause (5 s here) requests fail fast without calling the vendor; the doubling of the
-      // pauses is covered with a settable clock in emis-session.credentials.spec.ts.
+      // pauses is covered with a settable clock in emis-session-credentials.e2e.spec.ts.
       for (let i = 0; i < 10; i++) expect((await get()).status).toBe(502);
       await Promise.all(Array.from({ length: 20 }, get));
       expect(loginCalls(fake)).toBe(1);

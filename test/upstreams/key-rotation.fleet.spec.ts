@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
+import { eventually, met } from '../helpers/eventually.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
 import { recordSecret } from '../observability/log-capture.js';
@@ -76,7 +77,7 @@ describe('rotating the macro key under load, two replicas', () => {
     };
     // Four callers per replica: a few calls are always at the vendor.
     const loops = replicas.flatMap((r) => [0, 1, 2, 3].map(() => loop(r.url)));
-    await waitFor(() => calls.length >= 200);
+    await eventually(() => calls.length >= 200, { timeoutMs: 30_000, intervalMs: 20 });
 
     // The switch: the vendor takes the new key only, and the volume's link is swapped, at the same moment.
     mkdirSync(join(volume, '..v2'));
@@ -87,7 +88,23 @@ describe('rotating the macro key under load, two replicas', () => {
     renameSync(join(volume, '..data_tmp'), join(volume, '..data'));
     const switchedAt = Date.now();
 
-    await waitFor(() => Date.now() - switchedAt > 3_000);
+    // Until every caller has had a call at the vendor past the 2 s the old key may still be in transit, and
+    // there are enough calls after the switch to judge below.
+    const newKey = (r: (typeof fake.requests)[number]) =>
+      r.query.some(([k, v]) => k === 'token' && v === NEW);
+    // (The expectations below say what was missing if it never comes.)
+    await met(
+      () => {
+        const atVendor = fake.requests.slice(atVendorBefore);
+        return (
+          atVendor.filter((r) => r.at >= switchedAt + 2_000).length >= loops.length &&
+          atVendor.filter(newKey).length > 50 &&
+          calls.filter((c) => c.at >= switchedAt).length > 50
+        );
+      },
+      15_000,
+      20,
+    );
     stop = true;
     await Promise.all(loops);
 
@@ -115,7 +132,3 @@ describe('rotating the macro key under load, two replicas', () => {
     }
   }, 60_000);
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((r) => setTimeout(r, 20));
-}

@@ -131,15 +131,3 @@ export function checkEnvelope(a: Pick<Answer, 'status' | 'headers' | 'text'>): E
     retryAfterSeconds: e.retryAfterSeconds as number | undefined,
   };
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it returns true or `timeoutMs` passes; returns the last verdict. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 25) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() >= end) return false;
-    await sleep(everyMs);
-  }
-}

@@ -21,6 +21,8 @@ export interface ScriptContext {
   sleep(ms: number): Promise<void>;
   /** The response was finished or its socket closed (the client gave up). */
   readonly gone: boolean;
+  /** Resolves once the client has given up on this answer (or the fake closes): a vendor slower than any deadline. */
+  untilGone(): Promise<void>;
 }
 
 export type Script = (ctx: ScriptContext) => void | Promise<void>;
@@ -98,10 +100,13 @@ export class ScriptedUpstream {
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.busy++;
     let gone = false;
-    res.once('close', () => {
-      gone = true;
-      this.busy--;
-    });
+    const closed = new Promise<void>((resolve) =>
+      res.once('close', () => {
+        gone = true;
+        this.busy--;
+        resolve();
+      }),
+    );
     const chunks: Buffer[] = [];
     try {
       for await (const c of req) chunks.push(c as Buffer);
@@ -138,6 +143,16 @@ export class ScriptedUpstream {
       get gone() {
         return gone;
       },
+      untilGone: () =>
+        new Promise<void>((resolve) => {
+          if (this.closed || gone) return resolve();
+          const wake = () => {
+            this.wakers.delete(wake);
+            resolve();
+          };
+          this.wakers.add(wake);
+          void closed.then(wake);
+        }),
     };
     try {
       await this.script(ctx);

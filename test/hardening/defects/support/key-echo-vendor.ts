@@ -7,8 +7,8 @@ import { keyEchoStage } from '../../../../src/proxy/stages/key-echo.stage.js';
 import { recordSecret } from '../../../observability/log-capture.js';
 
 /**
- * A hostile vendor for the key-custody regressions (issue 18, defects 1 and 2): one node:http server on
- * loopback playing the four upstreams under their own base paths, echoing whatever credential it received
+ * A hostile vendor for the key-custody regressions (vendor-key-in-answer-headers and
+ * vendor-key-in-encoded-form): one node:http server on loopback playing the four upstreams under their own base paths, echoing whatever credential it received
  * in whatever the test scripts (bodies, headers, links, error messages). The documents and deals upstreams
  * use the login step: their session ids come from `nextSessionIds` and contain `/`, `+` and `=`.
  *

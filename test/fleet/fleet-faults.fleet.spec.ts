@@ -1,15 +1,17 @@
 import { randomBytes } from 'node:crypto';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testConsumer } from '../helpers/consumers.js';
 import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { call, checkEnvelope, sleep, waitFor, type Answer } from './support/gateway-client.js';
-import { RedisServer } from './support/redis-server.js';
-import { writeSuiteResults, type CaseResult } from './support/results.js';
-import { ScriptedUpstream, sendJson, type ScriptContext } from './support/scripted-upstream.js';
-import { DelayRelay } from './support/tcp-relay.js';
+import { met as waitFor } from '../helpers/eventually.js';
+import { call, checkEnvelope, type Answer } from '../hardening/support/gateway-client.js';
+import { RedisServer } from '../helpers/redis-server.js';
+import { writeSuiteResults, type CaseResult } from '../hardening/support/results.js';
+import { ScriptedUpstream, sendJson, type ScriptContext } from '../hardening/support/scripted-upstream.js';
+import { TcpRelay } from '../helpers/tcp-relay.js';
 
 // Fleet faults (issue 18, "what to build" 2): three `node dist/main.js` replicas sharing a private Redis
 // (started here on its own port, killed and restarted here; the machine's shared Redis is never touched)
@@ -26,6 +28,8 @@ const LOCAL_SHARE = 0.25;
 const DEADLINE_MS = 5000;
 const SLACK_MS = 100;
 const TOKEN = 'hardening-fleet-macro-token-4b1e';
+/** Each writer's pause between its writes. */
+const WRITE_GAP_MS = 80;
 
 /** Documented error answers a consumer may get while a fleet is in trouble (README "Errors"). */
 const DOCUMENTED = new Set([
@@ -49,7 +53,7 @@ describeNeeding(
     const app = testConsumer({ id: 'fleet-app', write: true, upstreams: new Set(['macro']) });
     const auth = { authorization: `Bearer ${app.key}` };
     const redis = new RedisServer();
-    const relay = new DelayRelay(() => redis.port);
+    const relay = new TcpRelay('127.0.0.1', () => redis.port);
     const vendor = new ScriptedUpstream(() => undefined);
     let dir = '';
     let env: NodeJS.ProcessEnv;
@@ -58,15 +62,17 @@ describeNeeding(
     const tally = { pastDeadline: 0, outsideEnvelope: 0 };
     const started = Date.now();
 
-    // The vendor: writes answer at once; reads after `readDelayMs`, or 429 while `limited`.
+    // The vendor: writes answer at once; reads after `readDelayMs`, or 429 while `limited` (for `retryAfter`
+    // seconds from the first read it refused, as a vendor's own window would).
     let readDelayMs = 20;
-    let limited: { retryAfter: number } | undefined;
+    let limited: { retryAfter: number; since?: number } | undefined;
     vendor.script = async (c: ScriptContext) => {
       if (c.recorded.method !== 'GET') {
         sendJson(c.res, 200, { data: { id: `FEED-${vendor.requests.length}` } });
         return;
       }
-      if (limited) {
+      if (limited) limited.since ??= c.recorded.at;
+      if (limited?.since !== undefined && c.recorded.at < limited.since + limited.retryAfter * 1000) {
         sendJson(
           c.res,
           429,
@@ -155,7 +161,8 @@ describeNeeding(
           writes.answered++;
           judge(a, r, writes.failures, `POST ${m}`);
         }
-        await sleep(80);
+        // A steady trickle of writes (a pace, not a wait for anything).
+        await new Promise((r) => setTimeout(r, WRITE_GAP_MS));
       }
     }
     function duplicatedWrites(): string[] {
@@ -174,27 +181,44 @@ describeNeeding(
       return { gw: await spawnGateway(env, 60_000), killed: false };
     }
 
-    async function readyState(r: Replica): Promise<{ redis: boolean; budget?: string }> {
+    async function readyState(
+      r: Replica,
+    ): Promise<{ redis: boolean; cache?: boolean; budget?: string; tokens?: number }> {
       const a = await call(r.gw.url + '/health/ready', { timeoutMs: 5000 });
       try {
         const doc = JSON.parse(a.text) as {
           checks: { redis?: { ok?: boolean } };
-          upstreams: Array<{ name: string; budget?: string }>;
+          upstreams: Array<{ name: string; budget?: string; bucket?: { tokens?: number } }>;
         };
+        const macro = doc.upstreams.find((u) => u.name === 'macro');
         return {
           redis: doc.checks.redis?.ok === true,
-          budget: doc.upstreams.find((u) => u.name === 'macro')?.budget,
+          // The cache's own view of Redis (it probes on its own after an outage).
+          cache: !/"available":false/.test(a.text),
+          budget: macro?.budget,
+          tokens: macro?.bucket?.tokens,
         };
       } catch {
         return { redis: false };
       }
     }
 
-    /** Every live replica reports Redis up and the shared budget. */
+    /** Every live replica reports Redis up, the shared budget and its cache on Redis again. */
     async function fleetShared(timeoutMs: number): Promise<boolean> {
       return waitFor(
         async () =>
-          (await Promise.all(live().map(readyState))).every((s) => s.redis && s.budget === 'shared'),
+          (await Promise.all(live().map(readyState))).every(
+            (s) => s.redis && s.cache && s.budget === 'shared',
+          ),
+        timeoutMs,
+        200,
+      );
+    }
+
+    /** Every live replica reports Redis lost (or slower than its check allows). */
+    async function fleetWithoutRedis(timeoutMs: number): Promise<boolean> {
+      return waitFor(
+        async () => (await Promise.all(live().map(readyState))).every((s) => !s.redis),
         timeoutMs,
         200,
       );
@@ -213,7 +237,7 @@ describeNeeding(
     }
 
     /** Readers on fresh paths (misses: budget) and on one hot path (hits), over the live replicas, until stopped. */
-    function load(failures: string[], clients = 6): { stop: () => Promise<number> } {
+    function load(failures: string[], clients = 6): { stop: () => Promise<number>; answered: () => number } {
       let running = true;
       let answered = 0;
       const hot = fresh();
@@ -231,6 +255,7 @@ describeNeeding(
           await Promise.all(loops);
           return answered;
         },
+        answered: () => answered,
       };
     }
 
@@ -304,7 +329,7 @@ describeNeeding(
       await Promise.all(writers);
       const dup = duplicatedWrites();
       await Promise.all(fleet.filter((r) => !r.killed).map((r) => r.gw.stop()));
-      await relay.close();
+      await relay.cut();
       await redis.stop();
       await vendor.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
@@ -338,11 +363,17 @@ describeNeeding(
     }, 90_000);
 
     it('budget: hammered for 3 s, the vendor gets at most R×3 + burst calls', async () => {
-      await sleep(1000); // the bucket refills to its burst
+      // The bucket refills to its burst first.
+      await waitFor(
+        async () => (await Promise.all(live().map(readyState))).every((s) => (s.tokens ?? 0) >= BURST - 1),
+        10_000,
+        100,
+      );
       const r = await runCase('shared budget under load', async (failures) => {
         const t0 = Date.now();
         const l = load(failures, 12);
-        await sleep(3000);
+        // Hammered until the vendor saw about 3 s of budget (10 s at the most: a starved fleet is judged below).
+        await waitFor(() => readsBetween(t0, Date.now()) >= RATE * 3 + BURST, 10_000);
         const t1 = Date.now();
         await l.stop();
         const calls = readsBetween(t0, t1);
@@ -368,9 +399,9 @@ describeNeeding(
           return;
         }
         const t429 = first.at;
-        await sleep(Math.max(0, t429 + 2000 - Date.now()));
+        // The vendor refuses for 2 s by its own clock; the load runs until a call lands after that.
+        await waitFor(() => readsBetween(t429 + 2000, Infinity) > 0, 6000);
         limited = undefined;
-        await sleep(1500);
         await l.stop();
         // Calls granted before the 429 was known may still land just after it (a short grace).
         const during = readsBetween(t429 + 250, t429 + 1900);
@@ -388,10 +419,17 @@ describeNeeding(
         const [victim, ...others] = live();
         const leader = read(victim, path, failures, 'leader on the victim');
         await waitFor(() => vendorCalls(path) === 1, 3000);
+        // The followers are all on the wire (their request headers sent) before the leader dies.
+        let sent = 0;
+        const onSent = (m: unknown) => {
+          if ((m as { request: { path: string } }).request.path === path) sent++;
+        };
+        subscribe('undici:client:sendHeaders', onSent);
         const followers = Array.from({ length: 20 }, (_, i) =>
           read(others[i % others.length], path, failures, `follower #${i}`),
         );
-        await sleep(300);
+        await waitFor(() => sent >= followers.length, 5000);
+        unsubscribe('undici:client:sendHeaders', onSent);
         victim.killed = true;
         victim.gw.child.kill('SIGKILL');
         const answers = await Promise.all(followers);
@@ -411,18 +449,21 @@ describeNeeding(
 
     it('Redis SIGKILLed under load and restarted: all answered, local budget share, coalescing per process, then shared again', async () => {
       const r = await runCase('Redis killed under load and restarted', async (failures) => {
+        const tLoad = Date.now();
         const l = load(failures, 6);
-        await sleep(1000);
+        // About a second of budget spent in shared mode, then Redis goes, and every replica notices.
+        await waitFor(() => readsBetween(tLoad, Date.now()) >= RATE, 10_000);
         const tKill = Date.now();
         await redis.kill();
-        await sleep(500);
+        await fleetWithoutRedis(10_000);
         // With Redis gone each replica coalesces on its own: at most one call per replica.
         const calls = await burst(15, failures, 'burst without Redis');
         if (calls > 3)
           failures.push(
             `${calls} vendor calls for 15 identical GETs without Redis (more than one per replica)`,
           );
-        await sleep(Math.max(0, tKill + 2500 - Date.now()));
+        // Redis stays away while the fleet spends about 2 s of budget on its local shares.
+        await waitFor(() => readsBetween(tKill, Date.now()) >= RATE * 2, 10_000);
         await redis.start();
         const back = await fleetShared(15_000);
         const tBack = Date.now();
@@ -448,11 +489,13 @@ describeNeeding(
       const r = await runCase('slow Redis (+2 s per round trip)', async (failures) => {
         relay.delayMs = 2000;
         const l = load(failures, 6);
-        await sleep(500);
+        // As many answers as readers have come back through the slow Redis.
+        await waitFor(() => l.answered() >= 6, 10_000);
         const calls = await burst(15, failures, 'burst with a slow Redis');
         if (calls > 3) failures.push(`${calls} vendor calls for 15 identical GETs with a slow Redis`);
         const t0 = Date.now();
-        await sleep(2500);
+        // About 2 s of budget (5 s at the most).
+        await waitFor(() => readsBetween(t0, Date.now()) >= RATE * 2, 5000);
         const t1 = Date.now();
         const made = readsBetween(t0, t1);
         const bound = RATE * ((t1 - t0) / 1000) + BURST + 1;

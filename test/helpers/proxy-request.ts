@@ -1,5 +1,5 @@
-import type { ProxyRequest, RouteDefinition } from '../../../src/proxy/pipeline.types.js';
-import type { UpstreamLimiterOptions } from '../../../src/proxy/limits/upstream-limiter.js';
+import type { ProxyRequest, RouteDefinition } from '../../src/proxy/pipeline.types.js';
+import type { UpstreamLimiterOptions } from '../../src/proxy/limits/upstream-limiter.js';
 
 export const GET_ROUTE: RouteDefinition = { id: 't.get', method: 'GET', path: '/x', family: 'x' };
 

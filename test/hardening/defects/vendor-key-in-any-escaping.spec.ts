@@ -54,7 +54,7 @@ const ESCAPED: Record<string, (s: string) => string> = {
     ),
 };
 
-describe('defect 10: a vendor secret in any escaping a vendor stack produces', () => {
+describe('a vendor secret is masked in any escaping a vendor stack produces', () => {
   const key = vendorKey();
 
   it.each(Object.entries(ESCAPED))('%s: found and masked in a body', (_name, escape) => {

@@ -17,7 +17,7 @@ const VALID_XML: Garbage = {
   body: '<?xml version="1.0" encoding="UTF-8"?><response><data><id>1</id></data></response>',
 };
 
-describe('defect 7: garbage served and cached as 200', () => {
+describe('garbage is neither served nor cached as 200', () => {
   const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
   let vendor: RawVendor;
   let gw: GatewayHandle;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { eventually } from '../../helpers/eventually.js';
+import { eventually } from './eventually.js';
 import { RedisServer } from './redis-server.js';
 
 const run = promisify(execFile);

@@ -66,7 +66,7 @@ function headerText(res: HttpResult): string {
     .join('\n');
 }
 
-describe('defect 1: vendor key in answer headers', () => {
+describe('no vendor key in answer headers', () => {
   describe.each([
     ['with /, + and = in keys and session ids', slashyKey],
     ['with alphanumeric keys and session ids', plainKey],

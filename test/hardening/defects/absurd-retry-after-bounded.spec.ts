@@ -121,7 +121,7 @@ function cooldownCases(extraEnv: Record<string, string> = {}): void {
   });
 }
 
-describe('defect 9: an absurd Retry-After closes an upstream for a day', () => {
+describe('an absurd Retry-After is capped and never closes an upstream for a day', () => {
   describe('one replica', () => cooldownCases());
 
   describeRedis('a fleet sharing the cooldown through Redis', ({ prefix, url }) =>

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { createRedisClient } from '../../../src/redis/redis.module.js';
+import { createRedisClient } from '../../src/redis/redis.module.js';
 
 /** The gateway's own client settings (no offline queue), once it is connected. */
 export async function connectedRedis(url: string): Promise<Redis> {

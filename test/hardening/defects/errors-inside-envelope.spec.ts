@@ -74,7 +74,7 @@ function expectEnvelope(text: string, status: number, code: string): RawAnswer {
   return a;
 }
 
-describe('defect 8: errors outside the envelope', () => {
+describe('every error answer is in the envelope', () => {
   const writer = testConsumer({ id: 'writer', upstreams: new Set(['macro']), write: true });
   let gw: GatewayHandle;
 

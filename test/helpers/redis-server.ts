@@ -1,8 +1,39 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
-import { freePort, pingRedis } from '../../cache/cache-helpers.js';
+import { eventually } from './eventually.js';
+
+/** A port nothing listens on now (the OS's pick for port 0, released). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * One PING to a Redis on loopback: true when it answers (PONG, or NOAUTH from a server with a password);
+ * false on any failure or after 500 ms.
+ */
+export function pingRedis(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(500, () => done(false));
+    s.on('connect', () => s.write('PING\r\n'));
+    s.on('data', (d: Buffer) => done(/^(\+PONG|-NOAUTH)/.test(d.toString())));
+    s.on('error', () => done(false));
+  });
+}
 
 export interface RedisServerOptions {
   /** More `redis-server` arguments (a Cluster node's settings, `--replicaof`, `--sentinel`). */
@@ -55,13 +86,18 @@ export class RedisServer {
       { stdio: 'ignore' },
     );
     this.child = child;
-    for (let i = 0; i < 100; i++) {
-      if (await pingRedis(this.port)) return;
-      if (child.exitCode !== null)
-        throw new Error(`redis-server on ${this.port} exited with ${child.exitCode}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`redis-server on ${this.port} did not answer`);
+    // Ready when it answers a PING (or gone: then say so rather than wait out the ceiling).
+    await eventually(async () => child.exitCode !== null || (await pingRedis(this.port)), {
+      intervalMs: 50,
+      what: `redis-server on ${this.port} to answer PING`,
+    });
+    if (child.exitCode !== null)
+      throw new Error(`redis-server on ${this.port} exited with ${child.exitCode}`);
+  }
+
+  /** A signal to the running server: SIGSTOP stalls it (connections stay open, nothing answers), SIGCONT resumes. */
+  signal(signal: NodeJS.Signals): void {
+    if (this.child?.exitCode === null) this.child.kill(signal);
   }
 
   /** SIGKILL: no shutdown, connections drop at once. */

@@ -142,7 +142,7 @@ function hostileScript(req: VendorRequest, vendor: KeyEchoVendor): VendorReply {
   }
 }
 
-describe('defect 2: vendor key in encoded form', () => {
+describe('no vendor key in an encoded form', () => {
   describe('the forms of a secret (built once per secret)', () => {
     const key = 'ab/cd+ef==gh12345';
 

@@ -42,7 +42,7 @@ const nearCredential = fc
   .map(([pre, name, upper, post]) => pre.join('') + (upper ? name.toUpperCase() : name) + post.join(''));
 const anyName = fc.oneof(fc.string({ unit: hostileChar, maxLength: 14 }), nearCredential);
 
-describe('defect 4: parameter-name normalisation', () => {
+describe('parameter-name normalisation', () => {
   describe('one normalisation, the superset of the vendors’ readings', () => {
     it.each([
       [' token', 'token'],

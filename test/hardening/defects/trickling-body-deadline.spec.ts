@@ -26,7 +26,7 @@ function trickle(vendor: RawVendor, res: ServerResponse, type: string): void {
   });
 }
 
-describe('defect 6: a trickling vendor body is never cut off', () => {
+describe('a trickling vendor body is cut off at the deadline', () => {
   const reader = testConsumer({ id: 'reader', upstreams: new Set(['macro']) });
   let vendor: RawVendor;
   let gw: GatewayHandle;

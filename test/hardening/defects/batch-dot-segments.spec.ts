@@ -6,7 +6,7 @@ import { http, rawGet, startGateway, type GatewayHandle, type HttpResult } from 
 const MACRO_TOKEN = 'sbx_macro_d5_secret_61a2fe';
 const ADMIN_TOKEN = 'sbx_admin_d5_token_9d04c7';
 
-describe('defect 5: batch items escape through dot segments', () => {
+describe('batch items cannot escape through dot segments', () => {
   const caller = testConsumer({ id: 'caller' });
   let macro: FakeMacroUpstream;
   let gw: GatewayHandle;

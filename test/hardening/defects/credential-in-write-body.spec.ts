@@ -15,7 +15,7 @@ const COMPANY_TOKEN = 'sbx_company_d3_secret_a90c4b';
 const DOCS_TOKEN = 'sbx_docs_d3_secret_33b7d2';
 const FORM = 'application/x-www-form-urlencoded';
 
-describe('defect 3: consumer credential in a write body', () => {
+describe('no consumer credential in a write body reaches a vendor', () => {
   const writer = testConsumer({ id: 'writer', write: true });
   let macro: FakeMacroUpstream;
   let company: FakeCompanyUpstream;
@@ -259,7 +259,7 @@ describe('defect 3: consumer credential in a write body', () => {
   );
 });
 
-describe('defect 3: the body codecs, on generated bodies', () => {
+describe('the body codecs, on generated bodies', () => {
   const isCredential = paramNameMatcher(CONSUMER_KEY_QUERY_PARAMS);
   const name = fc.oneof(
     fc.constantFrom(

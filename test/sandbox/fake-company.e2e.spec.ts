@@ -201,7 +201,7 @@ describe('FakeCompanyUpstream', () => {
     const id = companies()[3].companyId;
     const stmt = id * 10;
     const none = undefined;
-    // Rows all have three entries (see fake-macro.spec.ts).
+    // Rows all have three entries (see fake-macro.e2e.spec.ts).
     const ops: Array<[string, string, ReturnType<typeof form> | undefined]> = [
       ['GET', '/companies', none],
       ['GET', '/companies/banking', none],

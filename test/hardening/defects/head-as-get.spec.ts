@@ -6,7 +6,7 @@ import { ScriptedUpstream, sendJson, sendText } from '../support/scripted-upstre
 // HEAD is GET without a body: the same status and headers, the vendor asked with GET (a vendor's HEAD
 // answer has no body, and an empty body where JSON was expected is no valid answer), nothing cached wrong.
 
-describe('defect 11: HEAD answers as GET does, without a body', () => {
+describe('HEAD answers as GET does, without a body', () => {
   const app = testConsumer({ id: 'head-app' });
   const auth = { authorization: `Bearer ${app.key}` };
   const vendor = new ScriptedUpstream((c) => {

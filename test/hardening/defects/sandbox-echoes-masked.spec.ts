@@ -9,7 +9,7 @@ import { findDecoded, findSecrets, secretForms, type SecretForm } from '../suppo
 // links come back signed, echoes masked, in JSON and XML, in bodies and headers, and through a followed link
 // (GET and HEAD).
 
-describe('defect 12: the sandbox fakes echo their credentials as PHP stacks do, and no answer carries one', () => {
+describe('the sandbox fakes echo their credentials as PHP stacks do, and no answer carries one', () => {
   const app = testConsumer({ id: 'sandbox-echo-app' });
   const gw = withGateway({ sandbox: true, consumers: [app] });
   const auth = { authorization: `Bearer ${app.key}` };
