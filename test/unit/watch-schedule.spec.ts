@@ -1,5 +1,3 @@
-import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
-import { releases } from '../../src/sandbox/macro/insights.data.js';
 import type { WatchConfig } from '../../src/config/atrium-config.js';
 import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
@@ -128,29 +126,7 @@ describe('WatchSchedules: reads the calendar through the gateway, keeps it, re-r
   });
 });
 
-describe("the macro interface's calendar hook reads the sandbox fake's /releases/series/{id}", () => {
-  const fake = new FakeMacroUpstream({ token: 'sbx_macro_schedule_unit_key_4a1c' });
-  beforeAll(() => fake.start());
-  afterAll(() => fake.close());
-
-  it('one window per release of the series, its from/to read as UTC', async () => {
-    const rel = releases()[3];
-    const id = rel.seriesIds[0];
-    const path = macroWatchSchedule.pathOf(route('macro.series.data'), { id });
-    expect(path).toBe(`/macro/releases/series/${id}`);
-    const res = await fetch(
-      `${fake.url}${path!.slice('/macro'.length)}?token=sbx_macro_schedule_unit_key_4a1c`,
-    );
-    expect(res.status).toBe(200);
-    const windows = macroWatchSchedule.windowsOf(await res.json());
-    const expected = releases()
-      .filter((r) => r.seriesIds.includes(id))
-      .map((r) => ({ from: Date.parse(`${r.from}Z`), to: Date.parse(`${r.to}Z`) }));
-    expect(expected.length).toBeGreaterThan(0);
-    expect(windows).toEqual(expected);
-    expect(windows).toContainEqual({ from: Date.parse(`${rel.from}Z`), to: Date.parse(`${rel.to}Z`) });
-  });
-
+describe("the macro interface's calendar hook", () => {
   it('a bare release date is that whole day; zoned times keep their zone; junk gives no window', () => {
     expect(
       macroWatchSchedule.windowsOf({
