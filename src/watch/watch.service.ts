@@ -29,6 +29,8 @@ export const WATCH_CLOCK = Symbol('WatchClock');
 export const POLLER_ID = 'watch';
 /** The poller's share of a scarce upstream budget against interactive consumers (weight 1 by default). */
 const POLLER_WEIGHT = 0.05;
+/** After a failed first read, the first retry; each next one waits twice as long, up to the poll interval. */
+export const FIRST_READ_RETRY_MS = 250;
 
 /** One path of a stream, in the order the client asked for them (the event id lists their ETags so). */
 interface StreamPath {
@@ -41,11 +43,18 @@ interface StreamPath {
 
 interface Stream {
   readonly consumerId: string;
+  readonly requestId: string;
   readonly out: Writable;
   readonly paths: StreamPath[];
   /** The paths this stream counts against its consumer's cap. */
   readonly reserved: number;
   closed: boolean;
+  /**
+   * While the client does not read (the stream's buffer is full): the positions of the paths with an answer
+   * not written yet, in the order to write them. Only positions: the answer is the resource's current one
+   * when the client reads again (one copy for every stream), so a stream behind holds no backlog.
+   */
+  behind?: Set<number>;
 }
 
 interface Resource {
@@ -59,6 +68,8 @@ interface Resource {
   nextPollAt: number;
   /** The last poll was stale and the next one comes soon to read the refresh it started. */
   followingUp: boolean;
+  /** Reads that failed in a row (a failed first read counts): how long the next retry waits. */
+  failures: number;
   busy: boolean;
 }
 
@@ -77,6 +88,22 @@ type Fetched =
       readonly envelope: string;
       readonly retryAfterMs?: number;
     };
+
+const codeOf = (envelope: string): string | undefined => {
+  try {
+    return (JSON.parse(envelope) as { error?: { code?: string } }).error?.code;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * A first read that failed on the vendor's side (its error, a timeout, its rate limit, an open breaker): the
+ * consumer was allowed to read the path, so the path stays watched and the polls retry it. A refusal of the
+ * consumer (permission, validation, its own quota) is final.
+ */
+const worthRetrying = (f: Fetched): boolean =>
+  !f.ok && (f.status >= 500 || (f.status === 429 && codeOf(f.envelope) === 'UPSTREAM_RATE_LIMITED'));
 
 /**
  * Watches (README "Watching for changes"): streams of Server-Sent Events that send a path's current answer
@@ -124,6 +151,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     metrics.readFrom({
       streams: () => this.streams.size,
       resources: (role) => [...this.resources.values()].filter((r) => r.holder === (role === 'held')).length,
+      bufferedBytes: () => {
+        let n = 0;
+        for (const s of this.streams) n += this.bufferedBytes(s);
+        return n;
+      },
     });
   }
 
@@ -185,6 +217,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     this.pathsByConsumer.set(w.consumer.id, held + w.paths.length);
     const stream: Stream = {
       consumerId: w.consumer.id,
+      requestId: w.requestId,
       out,
       paths: [],
       reserved: w.paths.length,
@@ -217,42 +250,46 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       }),
     );
     if (stream.closed) return;
-    // Refusals first: a path the consumer may not read is said so in the stream's first event.
-    firsts.forEach(({ fetched }, i) => {
+    // Refusals first: a path the consumer may not read is said so in the stream's first event. A failed
+    // first read is said so too, with "retrying": the path stays watched and its answer follows.
+    firsts.forEach(({ target, fetched }, i) => {
       if (fetched.ok) return;
+      const retrying = target !== undefined && worthRetrying(fetched);
       stream.out.write(
-        sseEvent('error', `{"path":${JSON.stringify(w.paths[i])},${fetched.envelope.slice(1)}`),
+        sseEvent(
+          'error',
+          `{"path":${JSON.stringify(w.paths[i])},${retrying ? '"retrying":true,' : ''}${fetched.envelope.slice(1)}`,
+        ),
       );
     });
     firsts.forEach(({ target, fetched }, i) => {
       const path = w.paths[i];
-      if (!target || !fetched.ok) {
+      if (!target || (!fetched.ok && !worthRetrying(fetched))) {
         stream.paths.push({ path, sent: '' });
         return;
       }
-      const resource = this.resourceOf(target);
+      const resource = this.resourceOf(target, fetched.ok);
       // The consumer's read went through the cache: it is the answer here unless the fleet's is newer (a
       // stale read). Any difference is settled by the next poll, which every replica hears.
-      if (!resource.answer || !fetched.stale) resource.answer = fetched.answer;
+      if (fetched.ok && (!resource.answer || !fetched.stale)) resource.answer = fetched.answer;
       const entry = { path, resource, sent: '', stream };
       stream.paths.push(entry);
       resource.entries.add(entry);
     });
     let live = 0;
     stream.paths.forEach((p, i) => {
-      if (!p.resource?.answer) return;
+      if (!p.resource) return;
       live++;
       const answer = p.resource.answer;
-      const had = known[i] === answer.etag;
+      if (!answer) return;
+      if (known[i] !== answer.etag) return this.push(stream, i);
       p.sent = answer.etag;
       stream.out.write(
-        had
-          ? sseEvent(
-              'unchanged',
-              `{"path":${JSON.stringify(p.path)},"etag":${JSON.stringify(answer.etag)}}`,
-              this.idOf(stream),
-            )
-          : sseEvent('answer', `{"path":${JSON.stringify(p.path)},${answer.members}}`, this.idOf(stream)),
+        sseEvent(
+          'unchanged',
+          `{"path":${JSON.stringify(p.path)},"etag":${JSON.stringify(answer.etag)}}`,
+          this.idOf(stream),
+        ),
       );
     });
     // Nothing left to watch: the stream ends after its refusals.
@@ -264,9 +301,55 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     return stream.paths.map((p) => p.sent).join(',');
   }
 
+  /**
+   * Sends path `i` its resource's current answer, unless the client has stopped reading: once the stream's
+   * buffer is full (`write` answers false) the path is only marked, and when the client has read ('drain')
+   * it gets the answer current then. A client behind gets the latest answer of each path, not every one
+   * it missed (the event id names every path's ETag, so nothing is lost to it), and the replica holds no
+   * backlog for it.
+   */
+  private push(s: Stream, i: number): void {
+    if (s.closed) return;
+    if (s.behind) {
+      if (s.behind.delete(i)) this.metrics.coalesced();
+      s.behind.add(i);
+      return;
+    }
+    if (!this.write(s, i)) {
+      s.behind = new Set();
+      s.out.once('drain', () => this.drain(s));
+    }
+  }
+
+  /** Writes path `i`'s current answer if the client does not have it; false when the buffer is full. */
+  private write(s: Stream, i: number): boolean {
+    const p = s.paths[i];
+    const answer = p.resource?.answer;
+    if (!answer || p.sent === answer.etag) return true;
+    p.sent = answer.etag;
+    return s.out.write(
+      sseEvent('answer', `{"path":${JSON.stringify(p.path)},${answer.members}}`, this.idOf(s)),
+    );
+  }
+
+  private drain(s: Stream): void {
+    const behind = s.behind;
+    s.behind = undefined;
+    if (!behind || s.closed) return;
+    // The first write that fills the buffer again starts a new wait; the rest stay marked behind it.
+    for (const i of behind) this.push(s, i);
+  }
+
+  /** What this replica holds for a stream: the bytes in its buffers, not yet taken by the socket. */
+  private bufferedBytes(s: Stream): number {
+    const out = s.out as Writable & { readableLength?: number };
+    return out.writableLength + (out.readableLength ?? 0);
+  }
+
   private close(stream: Stream, end: boolean): void {
     if (stream.closed) return;
     stream.closed = true;
+    stream.behind = undefined;
     this.streams.delete(stream);
     const left = (this.pathsByConsumer.get(stream.consumerId) ?? 0) - stream.reserved;
     if (left > 0) this.pathsByConsumer.set(stream.consumerId, left);
@@ -284,7 +367,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     if (this.stopped) return;
     this.heartbeatTimer = this.clock.setTimeout(() => {
       // A comment line: proxies see traffic, EventSource ignores it.
-      for (const s of this.streams) s.out.write(': keep-alive\n\n');
+      // Not behind a client that does not read: it has bytes coming already.
+      for (const s of this.streams) if (!s.behind) s.out.write(': keep-alive\n\n');
       this.heartbeat();
     }, this.config.watch.heartbeatMs);
   }
@@ -302,7 +386,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     });
   }
 
-  private resourceOf(target: WatchTarget): Resource {
+  /** `answered`: whether the first read gave an answer (if not, the first poll is a retry, and comes soon). */
+  private resourceOf(target: WatchTarget, answered: boolean): Resource {
     let r = this.resources.get(target.key);
     if (!r) {
       const now = this.clock.now();
@@ -311,8 +396,9 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         entries: new Set(),
         holder: false,
         nextClaimAt: now,
-        nextPollAt: now + target.intervalMs,
+        nextPollAt: now + (answered ? target.intervalMs : this.retryWaitMs(target, 1)),
         followingUp: false,
+        failures: answered ? 0 : 1,
         busy: false,
       };
       this.resources.set(target.key, r);
@@ -363,9 +449,10 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       if (holds && !r.holder) {
         // Taking over: the last holder's poll says when the next is due and which answer it published.
         const last = await this.fleet.lastPoll(r.target.key).catch(() => undefined);
+        // Without an answer here yet, the retries keep their own schedule.
         if (last) {
           r.polled = last.etag;
-          r.nextPollAt = Math.max(now, last.at + r.target.intervalMs);
+          if (r.answer) r.nextPollAt = Math.max(now, last.at + r.target.intervalMs);
         } else r.nextPollAt = Math.min(r.nextPollAt, now + r.target.intervalMs);
       }
       r.holder = holds;
@@ -413,8 +500,12 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     let outcome: PollOutcome;
     if (!fetched.ok) {
       outcome = 'error';
-      r.nextPollAt = at + Math.max(interval, fetched.retryAfterMs ?? 0);
+      r.failures++;
+      // Watchers still waiting for a first answer: retry sooner (backing off); otherwise at the interval.
+      const wait = r.answer ? interval : this.retryWaitMs(r.target, r.failures);
+      r.nextPollAt = at + Math.max(wait, fetched.retryAfterMs ?? 0);
     } else {
+      r.failures = 0;
       // A stale answer started a refresh: read again soon to get it, at no extra vendor call. Once only: a
       // second stale answer means the refresh failed, and reading again would start another vendor call.
       const followUp = fetched.stale && !r.followingUp;
@@ -436,6 +527,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     this.metrics.poll(outcome);
   }
 
+  /** The wait before retry number `failures` of a read that failed: doubling, never past the interval. */
+  private retryWaitMs(target: WatchTarget, failures: number): number {
+    return Math.min(target.intervalMs, FIRST_READ_RETRY_MS * 2 ** Math.min(failures - 1, 20));
+  }
+
   /** A change heard (from any replica, this one included): sent to every stream that has not got it. */
   private deliver(c: WatchChange): void {
     const r = this.resources.get(c.k);
@@ -444,10 +540,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     let n = 0;
     for (const e of r.entries) {
       if (e.sent === c.etag || e.stream.closed) continue;
-      e.sent = c.etag;
-      e.stream.out.write(
-        sseEvent('answer', `{"path":${JSON.stringify(e.path)},${c.members}}`, this.idOf(e.stream)),
-      );
+      this.push(e.stream, e.stream.paths.indexOf(e));
       n++;
     }
     this.metrics.pushed(n);

@@ -13,11 +13,25 @@ export class ScriptedVendor {
   /** When the last 429 was sent (epoch ms). */
   limitedAt?: number;
   private readonly values = new Map<string, number>();
+  /** Filler bytes in each answer of a path (a large answer). */
+  private readonly padding = new Map<string, number>();
+  /** Calls of a path still to fail, and with which status. */
+  private readonly failing = new Map<string, { left: number; status: number }>();
   private server?: Server;
   private base = '';
 
   set(path: string, value: number): void {
     this.values.set(path, value);
+  }
+
+  /** Each answer of `path` carries `bytes` of filler beside its value. */
+  pad(path: string, bytes: number): void {
+    this.padding.set(path, bytes);
+  }
+
+  /** The next `n` calls of `path` fail with `status` (a vendor error). */
+  failNext(path: string, n: number, status = 500): void {
+    this.failing.set(path, { left: n, status });
   }
 
   /** The next call of `path` answers 429 with `Retry-After: seconds` (the vendor's rate limit). */
@@ -50,8 +64,20 @@ export class ScriptedVendor {
           res.end(JSON.stringify({ message: 'Too many requests' }));
           return;
         }
+        const failing = this.failing.get(path);
+        if (failing && failing.left > 0) {
+          failing.left--;
+          res.writeHead(failing.status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ message: 'Internal error' }));
+          return;
+        }
+        const pad = this.padding.get(path);
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ data: [{ value: this.values.get(path) ?? 0 }] }));
+        res.end(
+          JSON.stringify({
+            data: [{ value: this.values.get(path) ?? 0, ...(pad ? { filler: 'x'.repeat(pad) } : {}) }],
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -66,6 +92,8 @@ export class ScriptedVendor {
     this.calls.clear();
     this.times.clear();
     this.values.clear();
+    this.padding.clear();
+    this.failing.clear();
     this.limited.clear();
     this.limitedAt = undefined;
   }
