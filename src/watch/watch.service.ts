@@ -17,6 +17,7 @@ import { RouteMatcher } from '../batch/route-matcher.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { UpstreamLimitsService } from '../proxy/upstream-limits.service.js';
 import { RouteCaller, type RouteCallerIdentity } from '../route-calls/route-caller.js';
+import { UsageService } from '../usage/usage.service.js';
 import { ViewsService } from '../views/views.service.js';
 import { sseEvent, watchAnswer, type WatchAnswer } from './watch-answer.js';
 import { LocalWatchFleet, RedisWatchFleet, type WatchChange, type WatchFleet } from './watch-fleet.js';
@@ -117,7 +118,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly logger = new Logger('Watch');
   private readonly resources = new Map<string, Resource>();
   private readonly streams = new Set<Stream>();
+  /** Paths each consumer watches on this replica (the fleet's count of this replica, renewed by the tick). */
   private readonly pathsByConsumer = new Map<string, number>();
+  /** Streams past the caps' first check, waiting for the fleet's count. */
+  private opening = 0;
+  private nextReportAt = 0;
   private readonly fleet: WatchFleet;
   private readonly replicaId = randomUUID();
   private matcher = new RouteMatcher([]);
@@ -135,6 +140,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly limits: UpstreamLimitsService,
     private readonly filter: GatewayExceptionFilter,
     private readonly metrics: WatchMetrics,
+    private readonly usage: UsageService,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
     @Inject(REDIS_CLIENT) redis: RedisClient,
     @Inject(WATCH_CLOCK) private readonly clock: Clock = SYSTEM_CLOCK,
@@ -195,7 +201,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
    * (or only its ETag when `Last-Event-ID` shows the client has it). Returns a function to call when the
    * client goes away.
    */
-  open(w: OpenWatch, out: Writable): () => void {
+  async open(w: OpenWatch, out: Writable): Promise<() => void> {
     const cap = this.config.watch;
     if (this.stopped)
       throw new GatewayError('WATCH_STREAMS_FULL', { message: 'This replica is shutting down.' });
@@ -204,19 +210,43 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         parameter: 'path',
         message: 'Name at least one path to watch: /watch?path=%2Fmacro%2Fseries%2F1%2Fdata (repeatable).',
       });
-    if (this.streams.size >= cap.maxStreams)
+    if (this.streams.size + this.opening >= cap.maxStreams)
       throw new GatewayError('WATCH_STREAMS_FULL', {
         message: `This replica holds its most watch streams (${cap.maxStreams}); retry shortly.`,
         retryAfterSeconds: 5,
       });
-    const held = this.pathsByConsumer.get(w.consumer.id) ?? 0;
-    if (held + w.paths.length > cap.maxPathsPerConsumer)
-      throw new GatewayError('WATCH_LIMIT_REACHED', {
-        message: `This consumer may watch ${cap.maxPathsPerConsumer} paths at once; it watches ${held} and asked for ${w.paths.length} more.`,
+    const consumer = w.consumer.id;
+    const refuse = (watched: number): GatewayError =>
+      new GatewayError('WATCH_LIMIT_REACHED', {
+        message: `This consumer may watch ${cap.maxPathsPerConsumer} paths at once; it watches ${watched} and asked for ${w.paths.length} more.`,
       });
-    this.pathsByConsumer.set(w.consumer.id, held + w.paths.length);
+    const mine = this.pathsByConsumer.get(consumer) ?? 0;
+    if (mine + w.paths.length > cap.maxPathsPerConsumer) throw refuse(mine);
+    // Counted here first, so streams opening at once on this replica see each other.
+    this.pathsByConsumer.set(consumer, mine + w.paths.length);
+    this.opening++;
+    let others: number | undefined;
+    try {
+      others = await this.fleet.reserve(
+        consumer,
+        mine + w.paths.length,
+        cap.maxPathsPerConsumer,
+        cap.leaseMs,
+      );
+    } catch {
+      // Redis away: this replica's own count is the cap.
+      others = undefined;
+    } finally {
+      this.opening--;
+    }
+    if (others !== undefined || this.stopped) {
+      this.giveBack(consumer, w.paths.length);
+      if (this.stopped)
+        throw new GatewayError('WATCH_STREAMS_FULL', { message: 'This replica is shutting down.' });
+      throw refuse(others! + (this.pathsByConsumer.get(consumer) ?? 0));
+    }
     const stream: Stream = {
-      consumerId: w.consumer.id,
+      consumerId: consumer,
       requestId: w.requestId,
       out,
       paths: [],
@@ -230,6 +260,16 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       this.close(stream, true);
     });
     return () => this.close(stream, false);
+  }
+
+  /** A consumer's paths given back on this replica, and its count in the fleet set to what is left. */
+  private giveBack(consumer: string, n: number): void {
+    const left = (this.pathsByConsumer.get(consumer) ?? 0) - n;
+    if (left > 0) this.pathsByConsumer.set(consumer, left);
+    else this.pathsByConsumer.delete(consumer);
+    this.fleet
+      .report(new Map([[consumer, Math.max(0, left)]]), this.config.watch.leaseMs)
+      .catch(() => undefined);
   }
 
   private async start(stream: Stream, w: OpenWatch): Promise<void> {
@@ -351,9 +391,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     stream.closed = true;
     stream.behind = undefined;
     this.streams.delete(stream);
-    const left = (this.pathsByConsumer.get(stream.consumerId) ?? 0) - stream.reserved;
-    if (left > 0) this.pathsByConsumer.set(stream.consumerId, left);
-    else this.pathsByConsumer.delete(stream.consumerId);
+    this.giveBack(stream.consumerId, stream.reserved);
     for (const p of stream.paths) {
       const r = p.resource;
       if (!r) continue;
@@ -425,6 +463,12 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private async tick(): Promise<void> {
     const now = this.clock.now();
     const work: Promise<void>[] = [];
+    const lease = this.config.watch.leaseMs;
+    if (now >= this.nextReportAt && this.pathsByConsumer.size > 0) {
+      // This replica's counts in the fleet's caps lapse after a lease unless renewed.
+      this.nextReportAt = now + lease / 3;
+      work.push(this.fleet.report(new Map(this.pathsByConsumer), lease).catch(() => undefined));
+    }
     for (const r of this.resources.values()) {
       if (r.busy) continue;
       if (now >= r.nextClaimAt || (r.holder && now >= r.nextPollAt)) {
@@ -439,6 +483,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     const lease = this.config.watch.leaseMs;
     if (now >= r.nextClaimAt) {
       r.nextClaimAt = now + lease / 3;
+      // Who watches it here, for the usage the holder counts (renewed with the lease).
+      this.fleet.noteWatchers(r.target.key, this.watchersHere(r), lease).catch(() => undefined);
       let holds: boolean;
       try {
         holds = await this.fleet.claim(r.target.key, lease);
@@ -497,6 +543,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       `watch-${this.replicaId.slice(0, 8)}-${++this.polls}`,
     );
     const at = this.clock.now();
+    await this.countPoll(r);
     let outcome: PollOutcome;
     if (!fetched.ok) {
       outcome = 'error';
@@ -525,6 +572,22 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         .catch(() => undefined);
     }
     this.metrics.poll(outcome);
+  }
+
+  private watchersHere(r: Resource): string[] {
+    return [...new Set([...r.entries].map((e) => e.stream.consumerId))];
+  }
+
+  /**
+   * A poll made is counted in the usage once for each consumer who watches the resource on any replica
+   * (`watchPolls`, under each upstream it reads), however many streams it watches it with.
+   */
+  private async countPoll(r: Resource): Promise<void> {
+    const here = this.watchersHere(r);
+    const fleet = await this.fleet.watchersOf(r.target.key, this.config.watch.leaseMs).catch(() => []);
+    const upstreams = r.target.kind === 'route' ? [r.target.upstream] : r.target.upstreams;
+    for (const consumer of new Set([...here, ...fleet]))
+      for (const upstream of upstreams) this.usage.countWatchPoll(consumer, upstream);
   }
 
   /** The wait before retry number `failures` of a read that failed: doubling, never past the interval. */
