@@ -33,7 +33,7 @@ export const LAYERS = {
   views: ['route-calls', 'proxy', 'core', 'config'],
   docs: ['views', 'proxy', 'core', 'config'],
   batch: ['route-calls', 'proxy', 'core', 'config'],
-  console: ['admin', 'batch', 'health', 'usage', 'views', 'proxy', 'core', 'config'],
+  console: ['admin', 'batch', 'health', 'usage', 'views', 'watch', 'proxy', 'core', 'config'],
   watch: ['batch', 'views', 'route-calls', 'usage', 'proxy', 'core', 'config'],
   // The loose files of upstreams/: the index of upstreams, their module and refusal controller.
   upstreams: [...upstreams.map(upstream), 'upstream-declaration', 'proxy', 'core', 'config'],

@@ -34,9 +34,10 @@ const base = {
   rootDir: __dirname,
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j|mj)s$': swc },
-  // ESM-only packages are transformed wherever npm puts them (light-my-request nests its own `cookie`).
+  // ESM-only packages are transformed wherever npm puts them (light-my-request nests its own `cookie`;
+  // openapi-typescript's CommonJS build requires four ESM-only packages).
   transformIgnorePatterns: [
-    '^(?!.*/node_modules/(@nestjs|@apidevtools|file-type|content-disposition|cookie|node-pg-migrate|jose)/).*/node_modules/',
+    '^(?!.*/node_modules/(@nestjs|@apidevtools|file-type|content-disposition|cookie|node-pg-migrate|jose|change-case|parse-json|index-to-position|supports-color)/).*/node_modules/',
   ],
   setupFiles: ['reflect-metadata'],
   // Every run captures all gateway logs and scans them for keys afterwards (test/observability/log-capture.ts).

@@ -25,7 +25,7 @@ if (process.env.ATRIUM_SOAK_PROBE === '1' && typeof process.send === 'function')
   const started = performance.now();
   const el = monitorEventLoopDelay({ resolution: 10 });
   el.enable();
-  const timer = setInterval(() => {
+  const sample = (): SoakSample => {
     const m = process.memoryUsage();
     const types: Record<string, number> = {};
     const active = process.getActiveResourcesInfo();
@@ -43,10 +43,20 @@ if (process.env.ATRIUM_SOAK_PROBE === '1' && typeof process.send === 'function')
       handles: active.length,
       handleTypes: types,
     };
+    return sample;
+  };
+  const timer = setInterval(() => {
+    const s = sample();
     el.reset();
-    process.send?.({ soak: sample });
+    process.send?.({ soak: s });
   }, 1000);
   timer.unref();
+  // On request (the watch bench): a sample after a full collection, when the process runs with --expose-gc.
+  process.on('message', (m: { settled?: boolean }) => {
+    if (!m?.settled) return;
+    (globalThis as { gc?: () => void }).gc?.();
+    process.send?.({ settled: sample() });
+  });
   // The IPC channel alone must not keep the gateway alive at shutdown.
   process.channel?.unref();
 }

@@ -1,5 +1,7 @@
-// The small fetch wrapper under the generated Atrium client (client/generated/api.ts). Hand-written and
-// dependency-free: it runs in browsers and in Node ≥ 18 (global fetch).
+// The transport under the typed Atrium client (client/atrium-client.ts): openapi-fetch builds and sends each
+// call; this file adds the key, the gateway's error envelope and the answer's cache facts. It runs in
+// browsers and in Node ≥ 18 (global fetch).
+import createClient, { createQuerySerializer } from 'openapi-fetch';
 
 /** A query value; arrays go repeated (`k=a&k=b`) or comma-separated where the API documents lists so. */
 export type QueryValue =
@@ -88,37 +90,37 @@ export class AtriumError extends Error {
   }
 }
 
-function appendQuery(params: URLSearchParams, name: string, value: QueryValue, csv: boolean): void {
-  if (value === undefined || value === null) return;
-  if (Array.isArray(value)) {
-    const items = (value as ReadonlyArray<string | number | boolean>).map(String);
-    if (csv) params.append(name, items.join(','));
-    else for (const v of items) params.append(name, v);
-    return;
-  }
-  params.append(name, String(value));
-}
-
+/** A write's form body: lists go repeated (`k=a&k=b`), as CEIC's form endpoints take them. */
 function formBody(body: unknown): string {
-  const params = new URLSearchParams();
+  const form = new URLSearchParams();
   if (body && typeof body === 'object')
-    for (const [k, v] of Object.entries(body as Record<string, QueryValue>)) appendQuery(params, k, v, false);
-  return params.toString();
+    for (const [k, v] of Object.entries(body as Record<string, QueryValue>))
+      for (const item of (Array.isArray(v) ? v : [v]) as ReadonlyArray<string | number | boolean | null>)
+        if (item !== undefined && item !== null) form.append(k, String(item));
+  return form.toString();
 }
 
-/** The transport of the generated client: builds the URL, sends the key, reads answers and envelopes. */
+const repeated = createQuerySerializer();
+const commaSeparated = createQuerySerializer({ array: { style: 'form', explode: false } });
+
+/** The transport of the generated client: openapi-fetch sends the call; this adds the key and the envelopes. */
 export abstract class AtriumClientBase<
   Ops extends { [K in keyof Ops]: { params: unknown; response: unknown } },
 > {
   protected abstract readonly operations: { readonly [K in keyof Ops]: OperationInfo };
-  private readonly base: string;
-  private readonly fetchImpl: typeof fetch;
+  /** openapi-fetch's `request`, untyped: AtriumClient's methods type each call by its operation. */
+  private readonly request: (
+    method: OperationInfo['method'],
+    path: string,
+    init: Record<string, unknown>,
+  ) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 
   constructor(private readonly options: AtriumClientOptions) {
-    this.base = options.baseUrl.replace(/\/+$/, '');
     const f = options.fetch ?? globalThis.fetch;
     if (!f) throw new Error('AtriumClient: no fetch available; pass options.fetch');
-    this.fetchImpl = f.bind(globalThis);
+    const send = f.bind(globalThis);
+    const client = createClient({ baseUrl: options.baseUrl.replace(/\/+$/, ''), fetch: (req) => send(req) });
+    this.request = client.request as unknown as typeof this.request;
   }
 
   /** Calls an operation by id (the typed methods of AtriumClient call this). */
@@ -130,15 +132,11 @@ export abstract class AtriumClientBase<
     const info = this.operations[id];
     if (!info) throw new Error(`AtriumClient: unknown operation ${id}`);
     const p = (params ?? {}) as OperationParams;
-    const path = info.path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    for (const [, name] of info.path.matchAll(/\{([^}]+)\}/g)) {
       const v = p.path?.[name];
       if (v === undefined || v === '') throw new Error(`AtriumClient: path parameter "${name}" is required`);
-      return encodeURIComponent(String(v));
-    });
-    const query = new URLSearchParams();
+    }
     const csv = new Set(info.csv ?? []);
-    for (const [k, v] of Object.entries(p.query ?? {})) appendQuery(query, k, v, csv.has(k));
-    const qs = query.toString();
 
     const headers: Record<string, string> = { ...this.options.headers, ...options.headers };
     if (info.response !== 'file' && !headers.accept) headers.accept = 'application/json';
@@ -146,47 +144,48 @@ export abstract class AtriumClientBase<
     if (key) headers.authorization = `Bearer ${key}`;
     if (options.noCache) headers['cache-control'] = 'no-cache';
 
-    let body: string | undefined;
-    if (p.body !== undefined && info.method !== 'GET') {
-      // The operation's first documented content type, JSON when it documents none (e.g. POST /batch).
-      const json =
-        options.bodyType === 'json' ||
-        (options.bodyType === undefined &&
-          (info.bodyTypes?.[0] ?? 'application/json') === 'application/json');
-      body = json ? JSON.stringify(p.body) : formBody(p.body);
+    const body = info.method === 'GET' ? undefined : p.body;
+    // The operation's first documented content type, JSON when it documents none (e.g. POST /batch).
+    const json =
+      options.bodyType === 'json' ||
+      (options.bodyType === undefined && (info.bodyTypes?.[0] ?? 'application/json') === 'application/json');
+    if (body !== undefined)
       headers['content-type'] = json ? 'application/json' : 'application/x-www-form-urlencoded';
-    }
 
-    const res = await this.fetchImpl(this.base + path + (qs ? `?${qs}` : ''), {
-      method: info.method,
-      headers,
+    const { data, error, response } = await this.request(info.method, info.path, {
+      params: { path: p.path, query: p.query },
       body,
+      bodySerializer: json ? (b: unknown) => JSON.stringify(b) : formBody,
+      // Lists go repeated, except where the API documents them comma-separated.
+      querySerializer: (query: Record<string, unknown>) =>
+        Object.entries(query)
+          .map(([k, v]) => (csv.has(k) ? commaSeparated : repeated)({ [k]: v }))
+          .filter(Boolean)
+          .join('&'),
+      parseAs: info.response === 'file' ? 'blob' : 'text',
+      headers,
       signal: options.signal,
     });
     const meta = {
-      status: res.status,
-      headers: res.headers,
-      cache: res.headers.get('x-cache') ?? undefined,
-      requestId: res.headers.get('x-request-id') ?? undefined,
+      status: response.status,
+      headers: response.headers,
+      cache: response.headers.get('x-cache') ?? undefined,
+      requestId: response.headers.get('x-request-id') ?? undefined,
     };
-    if (!res.ok) {
-      const text = await res.text();
-      let envelope: AtriumErrorBody | undefined;
-      try {
-        envelope = (JSON.parse(text) as { error?: AtriumErrorBody }).error;
-      } catch {
-        envelope = undefined;
-      }
-      throw new AtriumError(res.status, envelope, `HTTP ${res.status}`);
+    if (!response.ok) {
+      const envelope = isObject(error) ? (error as { error?: AtriumErrorBody }).error : undefined;
+      throw new AtriumError(response.status, envelope, `HTTP ${response.status}`);
     }
-    let data: unknown;
-    if (info.response === 'file') data = await res.blob();
-    else if (info.response === 'text') data = await res.text();
-    else {
-      const text = await res.text();
-      const type = res.headers.get('content-type') ?? '';
-      data = text && type.includes('json') ? (JSON.parse(text) as unknown) : text;
+    // openapi-fetch leaves an empty answer undefined; the client's answers keep their kind.
+    let answer: unknown = data ?? (info.response === 'file' ? new Blob([]) : '');
+    if (info.response === undefined && typeof answer === 'string' && answer) {
+      const type = response.headers.get('content-type') ?? '';
+      if (type.includes('json')) answer = JSON.parse(answer) as unknown;
     }
-    return { ...meta, data: data as Ops[K]['response'] };
+    return { ...meta, data: answer as Ops[K]['response'] };
   }
+}
+
+function isObject(v: unknown): v is object {
+  return typeof v === 'object' && v !== null;
 }

@@ -1,5 +1,5 @@
 // `watch()`: a page follows gateway paths (series, views) as they change, over `GET /watch` (Server-Sent
-// Events). Hand-written and dependency-free like runtime.ts. It reads the stream with fetch rather than
+// Events). Hand-written and dependency-free. It reads the stream with fetch rather than
 // EventSource so the key goes in a header, never in the URL; it reconnects with Last-Event-ID by itself.
 import { AtriumError, type AtriumClientOptions, type AtriumErrorBody } from './runtime.js';
 

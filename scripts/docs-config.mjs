@@ -119,6 +119,18 @@ const GATEWAY = {
     meaning:
       "the shortest poll interval of a watched resource (it polls at its route's cache TTL, never faster)",
   },
+  ATRIUM_WATCH_RELEASE_INTERVAL_MS: {
+    meaning:
+      'the poll interval of a watched resource around a release, for interfaces that publish a release calendar (macro series: `/releases/series/{id}`)',
+  },
+  ATRIUM_WATCH_RELEASE_MARGIN_MS: {
+    meaning:
+      'how long before and after a release window watched resources are polled at the release interval',
+  },
+  ATRIUM_WATCH_RELEASE_QUIET_MS: {
+    meaning:
+      'the poll interval between releases (cut short when the next window opens); the release calendar is re-read as often',
+  },
   ATRIUM_CORS_MAX_AGE_SECONDS: { meaning: 'how long browsers may cache a CORS preflight answer' },
   ATRIUM_OPERATOR_TOKEN: {
     default: '– (console and admin API off)',

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run client:generate`: builds the gateway (npm script), then writes the OpenAPI document and the typed
-// front-end client under client/generated/ from the routed application, without starting a server.
+// front-end client under client/generated/ from the routed application (types by openapi-typescript),
+// without starting a server.
 // Usage: node scripts/generate-client.mjs [outDir]   (default: client/)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -16,7 +17,7 @@ const { generateClient } = await import(join(root, 'dist/docs/client-generator.j
 const app = await createDocumentApp();
 try {
   const doc = buildOpenApiDocument(app);
-  for (const file of generateClient(doc)) {
+  for (const file of await generateClient(doc)) {
     const target = join(outDir, file.path);
     mkdirSync(dirname(target), { recursive: true });
     writeFileSync(target, file.content);

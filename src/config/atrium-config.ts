@@ -58,6 +58,15 @@ export interface WatchConfig {
   readonly leaseMs: number;
   /** The shortest poll interval, whatever a route's TTL. */
   readonly minIntervalMs: number;
+  /** Polls of a resource whose interface publishes a release schedule (an upstream's `watchSchedule`). */
+  readonly release: {
+    /** The poll interval around a release (from `marginMs` before its window to `marginMs` after). */
+    readonly intervalMs: number;
+    /** How far around a release's window polls are frequent. */
+    readonly marginMs: number;
+    /** The poll interval between releases (never past the next release's window); the schedule is re-read as often. */
+    readonly quietMs: number;
+  };
 }
 
 export interface LinksConfig {
@@ -352,6 +361,11 @@ export function loadConfig(
       heartbeatMs: g.ATRIUM_WATCH_HEARTBEAT_MS,
       leaseMs: g.ATRIUM_WATCH_LEASE_MS,
       minIntervalMs: g.ATRIUM_WATCH_MIN_INTERVAL_MS,
+      release: {
+        intervalMs: g.ATRIUM_WATCH_RELEASE_INTERVAL_MS,
+        marginMs: g.ATRIUM_WATCH_RELEASE_MARGIN_MS,
+        quietMs: g.ATRIUM_WATCH_RELEASE_QUIET_MS,
+      },
     },
     corsMaxAgeSeconds: g.ATRIUM_CORS_MAX_AGE_SECONDS,
     operatorToken: g.ATRIUM_OPERATOR_TOKEN ?? g.ATRIUM_ADMIN_TOKEN,

@@ -58,6 +58,10 @@ export class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(50) @Max(300_000) ATRIUM_WATCH_HEARTBEAT_MS = 15_000;
   @Type(() => Number) @IsInt() @Min(100) @Max(600_000) ATRIUM_WATCH_LEASE_MS = 10_000;
   @Type(() => Number) @IsInt() @Min(10) @Max(86_400_000) ATRIUM_WATCH_MIN_INTERVAL_MS = 5_000;
+  // Watched resources with a release schedule: polls around a release, the margin around it, polls between.
+  @Type(() => Number) @IsInt() @Min(10) @Max(86_400_000) ATRIUM_WATCH_RELEASE_INTERVAL_MS = 10_000;
+  @Type(() => Number) @IsInt() @Min(0) @Max(86_400_000) ATRIUM_WATCH_RELEASE_MARGIN_MS = 300_000;
+  @Type(() => Number) @IsInt() @Min(10) @Max(604_800_000) ATRIUM_WATCH_RELEASE_QUIET_MS = 3_600_000;
   /** The operator token of the console and the admin API. Secret: no default. Unset → both are off. */
   @IsOptional() @IsString() @MinLength(16) ATRIUM_OPERATOR_TOKEN?: string;
   // Gateway-signed download links (README "Key custody").

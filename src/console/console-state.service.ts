@@ -10,6 +10,7 @@ import { ReadinessService, type UpstreamReadiness } from '../health/readiness.se
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { ViewsService, type ViewStats } from '../views/views.service.js';
+import { WatchService, type WatchedResource } from '../watch/watch.service.js';
 import { RecentErrors, type ConsumerRejections, type ErrorEvent } from './recent-errors.service.js';
 
 /** Metric names this console reads (COMMON contracts; each belongs to the issue that registers it). */
@@ -107,6 +108,11 @@ export interface ConsoleState {
   consumerSource: Pick<ConsumerSourceState, 'source' | 'writable' | 'lastError'>;
   /** The composite views in force, with their calls since start (complete, partial, failed, 304). */
   views: ViewStats[];
+  /**
+   * The most watched resources (`GET /watch`): subscribers are this replica's streams, polls the fleet's
+   * fresh polls this replica heard since it watches the resource.
+   */
+  watched: { scope: 'replica'; resources: WatchedResource[] };
   /** Which metric families were found: the page says "n/a" for the others. */
   metrics: Record<keyof typeof CONSOLE_METRICS, boolean>;
 }
@@ -126,6 +132,8 @@ const MAX_SAMPLES = 61;
 /** Recent windows (hit ratio, status classes) span about this long. */
 const RECENT_MS = 60_000;
 const READINESS_TTL_MS = 1500;
+/** Rows of the most-watched list. */
+const MOST_WATCHED = 20;
 
 /** Served from the cache (hit, stale, coalesced) over lookups that could be (those and misses). */
 function ratioOf(c: CacheCounts): number | null {
@@ -170,6 +178,7 @@ export class ConsoleStateService {
     private readonly errors: RecentErrors,
     private readonly consumerRegistry: ConsumerRegistry,
     private readonly views: ViewsService,
+    private readonly watch: WatchService,
   ) {}
 
   private async values(name: string): Promise<Values | undefined> {
@@ -409,6 +418,7 @@ export class ConsoleStateService {
         this.consumerRegistry.state(),
       ),
       views: this.views.stats(),
+      watched: { scope: 'replica', resources: this.watch.mostWatched(MOST_WATCHED) },
       metrics: Object.fromEntries(
         Object.entries(CONSOLE_METRICS).map(([k, name]) => [
           k,

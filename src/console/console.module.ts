@@ -6,6 +6,7 @@ import { HealthModule } from '../health/health.module.js';
 import { ProxyModule } from '../proxy/proxy.module.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { ViewsModule } from '../views/views.module.js';
+import { WatchModule } from '../watch/watch.module.js';
 import { CONSOLE_PAGE, loadConsolePage } from './console-page.js';
 import { ConsoleStateService } from './console-state.service.js';
 import { ConsoleController } from './console.controller.js';
@@ -14,7 +15,7 @@ import { RecentErrors } from './recent-errors.service.js';
 
 /** The operator console at `/console` (README "Operator console"). */
 @Module({
-  imports: [ProxyModule, HealthModule, ViewsModule],
+  imports: [ProxyModule, HealthModule, ViewsModule, WatchModule],
   controllers: [ConsoleController],
   providers: [
     ConsoleStateService,

@@ -7,6 +7,24 @@ import type {
 import type { ParamRules } from './canonical-request.js';
 import type { TransportOptions } from './transport/undici.transport.js';
 
+/** When an upstream says new figures land: a window in epoch ms (`from` = `to` for an instant). */
+export interface ReleaseWindow {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * How an upstream tells when a resource's answer may change: which of its own calls lists the resource's
+ * releases, and how to read their windows out of that answer. Watches poll often around a release and
+ * rarely between (src/watch); a resource it gives no schedule for is polled at its route's TTL.
+ */
+export interface WatchSchedule {
+  /** The gateway path (e.g. `/<prefix>/…`) listing the releases of a watched route's resource, if any. */
+  pathOf(route: RouteDefinition, params: Readonly<Record<string, string>>): string | undefined;
+  /** The release windows that path's answer (parsed JSON) lists; none when it lists none or is unreadable. */
+  windowsOf(body: unknown): ReleaseWindow[];
+}
+
 /**
  * Everything the generic proxy needs to know about one upstream interface, built from an upstream's
  * declaration (src/upstreams) and its config; the proxy itself knows no vendor.
@@ -39,4 +57,6 @@ export interface UpstreamDefinition {
    * upstream degraded.
    */
   readonly readinessFacts?: () => Record<string, unknown>;
+  /** When the upstream's resources change (its release calendar): watches time their polls by it. */
+  readonly watchSchedule?: WatchSchedule;
 }

@@ -10,7 +10,7 @@ import type {
   UpstreamErrorMapper,
 } from '../proxy/pipeline.types.js';
 import type { ParamRules } from '../proxy/canonical-request.js';
-import type { UpstreamDefinition } from '../proxy/upstream-definition.js';
+import type { UpstreamDefinition, WatchSchedule } from '../proxy/upstream-definition.js';
 
 /** What the gateway hands an upstream's factories when it builds the upstream. */
 export interface UpstreamContext {
@@ -52,6 +52,8 @@ export interface UpstreamDeclaration<Name extends string = string> extends Upstr
   readonly readinessFacts?: (credentials: UpstreamCredentials) => Record<string, unknown>;
   /** Hand-written controllers under the prefixes (calls the gateway answers itself), before the routes. */
   readonly controllers?: readonly Type<unknown>[];
+  /** Where the vendor publishes when figures change (a release calendar): watches poll around releases. */
+  readonly watchSchedule?: WatchSchedule;
   /** What the sandbox plays the vendor with: its key (default), or a username and password (the login step). */
   readonly sandboxCredentials?: 'token' | 'login';
 }
@@ -88,6 +90,7 @@ export function upstreamDefinitionOf(
     timeoutMs: u.timeoutMs,
     ...(d.shapeRequest && { shapeRequest: d.shapeRequest }),
     ...(facts && { readinessFacts: () => facts(credentials) }),
+    ...(d.watchSchedule && { watchSchedule: d.watchSchedule }),
     transport: {
       baseUrl: u.baseUrl,
       connections: u.connections,

@@ -22,6 +22,7 @@ import { ViewsService } from '../views/views.service.js';
 import { sseEvent, watchAnswer, type WatchAnswer } from './watch-answer.js';
 import { LocalWatchFleet, RedisWatchFleet, type WatchChange, type WatchFleet } from './watch-fleet.js';
 import { resolveTarget, type WatchTarget } from './watch-target.js';
+import { WatchSchedules } from './watch-schedule.js';
 import { WatchMetrics, type PollOutcome } from './watch.metrics.js';
 
 export const WATCH_CLOCK = Symbol('WatchClock');
@@ -72,6 +73,24 @@ interface Resource {
   /** Reads that failed in a row (a failed first read counts): how long the next retry waits. */
   failures: number;
   busy: boolean;
+  /** Fresh polls heard (from whichever replica polled) since this replica watches it; the console shows them. */
+  heard: number;
+  /** When this replica last heard a new answer (epoch ms). */
+  changedAt?: number;
+}
+
+/** A resource in the console's most-watched list: this replica's streams, the fleet's polls it heard. */
+export interface WatchedResource {
+  /** The canonical path (query included). */
+  readonly resource: string;
+  /** Paths of streams on this replica that watch it. */
+  readonly subscribers: number;
+  /** Fresh polls of it by any replica since this one watches it (every replica hears every fresh poll). */
+  readonly polls: number;
+  /** This replica holds its lease and polls it. */
+  readonly polledHere: boolean;
+  /** When this replica last heard its answer change (ISO time), or null. */
+  readonly lastChange: string | null;
 }
 
 export interface OpenWatch {
@@ -132,6 +151,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly tickMs: number;
   private polls = 0;
   private stopped = false;
+  /** Release calendars: when an upstream declares one, they time the polls of its resources. */
+  private readonly schedules: WatchSchedules;
 
   constructor(
     private readonly caller: RouteCaller,
@@ -152,6 +173,12 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         )
       : new LocalWatchFleet(deliver);
     const w = config.watch;
+    this.schedules = new WatchSchedules({
+      clock,
+      config: w,
+      scheduleOf: (upstream) => this.proxy.upstream(upstream)?.def.watchSchedule,
+      read: (path) => this.readAsPoller(path),
+    });
     // Leases are renewed at a third of their length; polls are due at their interval (at least the floor).
     this.tickMs = Math.max(10, Math.min(w.leaseMs / 3, w.minIntervalMs / 2, 1000));
     metrics.readFrom({
@@ -411,6 +438,20 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     }, this.config.watch.heartbeatMs);
   }
 
+  /** The resources with the most subscribers on this replica, most first (the operator console). */
+  mostWatched(limit: number): WatchedResource[] {
+    return [...this.resources.values()]
+      .sort((a, b) => b.entries.size - a.entries.size || a.target.key.localeCompare(b.target.key))
+      .slice(0, limit)
+      .map((r) => ({
+        resource: r.target.key,
+        subscribers: r.entries.size,
+        polls: r.heard,
+        polledHere: r.holder,
+        lastChange: r.changedAt === undefined ? null : new Date(r.changedAt).toISOString(),
+      }));
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Resources and polls
 
@@ -438,6 +479,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         followingUp: false,
         failures: answered ? 0 : 1,
         busy: false,
+        heard: 0,
       };
       this.resources.set(target.key, r);
     }
@@ -495,11 +537,16 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       if (holds && !r.holder) {
         // Taking over: the last holder's poll says when the next is due and which answer it published.
         const last = await this.fleet.lastPoll(r.target.key).catch(() => undefined);
+        const interval = await this.schedules.intervalMs(r.target);
         // Without an answer here yet, the retries keep their own schedule.
         if (last) {
           r.polled = last.etag;
-          if (r.answer) r.nextPollAt = Math.max(now, last.at + r.target.intervalMs);
-        } else r.nextPollAt = Math.min(r.nextPollAt, now + r.target.intervalMs);
+          if (r.answer) r.nextPollAt = Math.max(now, last.at + interval);
+        } else
+          r.nextPollAt =
+            !r.answer || interval === r.target.intervalMs
+              ? Math.min(r.nextPollAt, now + interval)
+              : now + interval;
       }
       r.holder = holds;
       if (!this.resources.has(r.target.key) && holds) {
@@ -530,17 +577,21 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
 
   private async poll(r: Resource): Promise<void> {
     const now = this.clock.now();
-    const interval = r.target.intervalMs;
     const defer = this.deferMs(r.target);
     if (defer > 0) {
       r.nextPollAt = now + defer;
       this.metrics.poll('deferred');
       return;
     }
+    // The route's TTL, or what the upstream's release calendar says (often around a release, rarely between).
+    const interval = await this.schedules.intervalMs(r.target);
     const fetched = await this.fetch(
       r.target,
       { consumer: this.poller! },
       `watch-${this.replicaId.slice(0, 8)}-${++this.polls}`,
+      // Polled sooner than the cache keeps it (around a release): the cache would answer, so ask the vendor;
+      // its answer refreshes the cache for every caller.
+      interval < r.target.intervalMs ? 'no-cache' : undefined,
     );
     const at = this.clock.now();
     await this.countPoll(r);
@@ -599,7 +650,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private deliver(c: WatchChange): void {
     const r = this.resources.get(c.k);
     if (!r) return;
-    if (r.answer?.etag !== c.etag) r.answer = { etag: c.etag, members: c.members };
+    r.heard++;
+    if (r.answer?.etag !== c.etag) {
+      if (r.answer) r.changedAt = this.clock.now();
+      r.answer = { etag: c.etag, members: c.members };
+    }
     let n = 0;
     for (const e of r.entries) {
       if (e.sent === c.etag || e.stream.closed) continue;
@@ -614,6 +669,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     target: WatchTarget,
     identity: RouteCallerIdentity,
     requestId: string,
+    cacheControl?: string,
   ): Promise<Fetched> {
     if (target.kind === 'route') {
       const res = await this.caller.call(identity, {
@@ -623,6 +679,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         query: target.query,
         requestId,
         accept: 'application/json',
+        ...(cacheControl && { cacheControl }),
       });
       if (res.status === 200)
         return {
@@ -663,6 +720,24 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     } catch (e) {
       return this.refusal(e, requestId, target.key);
     }
+  }
+
+  /** A gateway path's JSON answer as the poller reads it (a release calendar); undefined when not a 200. */
+  private async readAsPoller(path: string): Promise<unknown> {
+    const target = this.resolve(path);
+    if (target.kind !== 'route') return undefined;
+    const res = await this.caller.call(
+      { consumer: this.poller! },
+      {
+        route: target.route,
+        url: target.key,
+        params: target.params,
+        query: target.query,
+        requestId: `watch-${this.replicaId.slice(0, 8)}-schedule-${++this.polls}`,
+        accept: 'application/json',
+      },
+    );
+    return res.status === 200 ? (JSON.parse(res.body.toString('utf8')) as unknown) : undefined;
   }
 
   /** A refusal made before anything ran (an unknown path, a view's bad parameter): the one envelope. */

@@ -6,6 +6,7 @@ import { keyIdOf } from '../../src/core/auth/consumer-record.js';
 import { recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
+import { SseClient } from '../helpers/sse.js';
 import { http } from '../helpers/gateway.js';
 import { withGateway } from '../helpers/with-gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
@@ -138,6 +139,29 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
     expect(
       await page.locator('[data-usage="dashboard-web/company"] [data-field="requests"]').textContent(),
     ).toBe('1 / 1');
+  });
+
+  it('lists the most watched resources: subscribers on this replica, then nothing once the streams close', async () => {
+    const path = '/macro/series/310902301/data';
+    const streams = await Promise.all(
+      [web, web, research].map((c) =>
+        SseClient.open(`${gw.url}/watch?path=${encodeURIComponent(path)}`, {
+          authorization: `Bearer ${c.key}`,
+        }),
+      ),
+    );
+    try {
+      await Promise.all(streams.map((s) => s.nth(1, (e) => e.event === 'answer')));
+      const row = page.locator(`#watched [data-resource="${path}"]`);
+      expect(await textWhen(row.locator('[data-field="subscribers"]'), /^3$/)).toBe('3');
+      expect(await row.locator('[data-field="polledBy"]').textContent()).toBe('this replica');
+      expect(await row.locator('[data-field="lastChange"]').textContent()).toBe('none yet');
+    } finally {
+      for (const s of streams) s.close();
+    }
+    expect(await textWhen(page.locator('#watched'), /nothing watched/)).toMatch(
+      /nothing watched on this replica/,
+    );
   });
 
   it('rotates a consumer’s key: a new key shown once, both work, the old one retired; disable and enable', async () => {

@@ -13,6 +13,7 @@ export class ScriptedVendor {
   /** When the last 429 was sent (epoch ms). */
   limitedAt?: number;
   private readonly values = new Map<string, number>();
+  private readonly bodies = new Map<string, unknown>();
   /** Filler bytes in each answer of a path (a large answer). */
   private readonly padding = new Map<string, number>();
   /** Calls of a path still to fail, and with which status. */
@@ -22,6 +23,11 @@ export class ScriptedVendor {
 
   set(path: string, value: number): void {
     this.values.set(path, value);
+  }
+
+  /** `path` answers this JSON instead (a release calendar, say). */
+  setBody(path: string, body: unknown): void {
+    this.bodies.set(path, body);
   }
 
   /** Each answer of `path` carries `bytes` of filler beside its value. */
@@ -73,11 +79,10 @@ export class ScriptedVendor {
         }
         const pad = this.padding.get(path);
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            data: [{ value: this.values.get(path) ?? 0, ...(pad ? { filler: 'x'.repeat(pad) } : {}) }],
-          }),
-        );
+        const body = this.bodies.get(path) ?? {
+          data: [{ value: this.values.get(path) ?? 0, ...(pad ? { filler: 'x'.repeat(pad) } : {}) }],
+        };
+        res.end(JSON.stringify(body));
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
@@ -92,6 +97,7 @@ export class ScriptedVendor {
     this.calls.clear();
     this.times.clear();
     this.values.clear();
+    this.bodies.clear();
     this.padding.clear();
     this.failing.clear();
     this.limited.clear();

@@ -152,6 +152,21 @@
     ]);
   }
 
+  // ---- most watched resources (GET /watch): this replica's subscribers, the fleet's polls ----
+  function watchedRow(w) {
+    return el('tr', { 'data-resource': w.resource }, [
+      el('td', { cls: 'id', text: w.resource }),
+      el('td', { 'data-field': 'subscribers', text: String(w.subscribers) }),
+      el('td', { 'data-field': 'polls', text: String(w.polls) }),
+      el('td', { 'data-field': 'polledBy', text: w.polledHere ? 'this replica' : 'another replica' }),
+      el('td', {
+        'data-field': 'lastChange',
+        text: w.lastChange ? new Date(w.lastChange).toLocaleTimeString() : 'none yet',
+        title: w.lastChange || '',
+      }),
+    ]);
+  }
+
   // ---- vendor usage (issue 16): per consumer and upstream, today and the last 7 days ----
   var USAGE_COLUMNS = [
     ['requests', 'requests'],
@@ -199,5 +214,10 @@
       }),
     );
   }
-  Object.assign(ns, { upstreamCard: upstreamCard, viewRow: viewRow, renderUsage: renderUsage });
+  Object.assign(ns, {
+    upstreamCard: upstreamCard,
+    viewRow: viewRow,
+    watchedRow: watchedRow,
+    renderUsage: renderUsage,
+  });
 })();

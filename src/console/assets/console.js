@@ -51,6 +51,14 @@
         ? s.views.map(ns.viewRow)
         : [el('tr', {}, el('td', { cls: 'na', text: 'no views (ATRIUM_VIEWS_FILE)' }))],
     );
+    var watched = document.getElementById('watched');
+    var rows = s.watched ? s.watched.resources : [];
+    watched.replaceChildren.apply(
+      watched,
+      rows.length
+        ? rows.map(ns.watchedRow)
+        : [el('tr', {}, el('td', { colspan: 5, cls: 'na', text: 'nothing watched on this replica' }))],
+    );
     var missing = Object.keys(s.metrics).filter(function (k) {
       return !s.metrics[k];
     });

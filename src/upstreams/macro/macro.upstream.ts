@@ -7,6 +7,7 @@ import { MACRO_LANGUAGES } from './macro.constants.js';
 import { MACRO_DOCS } from './macro.route-docs.js';
 import { MACRO_COMMON_PARAMS } from './macro-params.js';
 import { MACRO_ROUTES } from './macro.routes.js';
+import { macroWatchSchedule } from './macro.watch-schedule.js';
 
 const prefixes = ['macro'] as const;
 
@@ -26,4 +27,6 @@ export const macroUpstream = defineUpstream({
   // The vendor documents `token` in the query for every operation (spec §5).
   credentials: (u, { redactor }) => new QueryTokenCredentials('token', u.tokenSecret ?? u.token!, redactor),
   controllers: [createMacroLoginController(prefixes)],
+  // Series figures change at the vendor's releases: watches read its calendar (macro.watch-schedule.ts).
+  watchSchedule: macroWatchSchedule,
 });

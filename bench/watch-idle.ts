@@ -1,0 +1,235 @@
+// Idle watch streams on one replica (`npm run bench:watch`): the built gateway (`node dist/main.js`, with the
+// soak's probe) in front of the sandbox's macro fake. It measures the cache-hit load (the bench's load
+// generator and settings: closed loop, 50 connections, 6 s after a 2 s warm-up), then the live heap and RSS after a full
+// collection, then opens WATCH_STREAMS idle `GET /watch` streams (one socket each, all watching one series),
+// measures memory again, and runs the same hit load beside them. Per stream = the growth over the streams.
+// Writes <BENCH_OUT>/watch-idle.json (default bench/results) and prints the table of docs/performance.md.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { FakeMacroUpstream } from '../src/sandbox/macro/fake-macro.upstream.js';
+import { runLoad, type LoadResult } from './lib/load.js';
+import { ROOT } from './lib/options.js';
+import { baseEnv, freePort } from './lib/servers.js';
+import type { SoakSample } from './soak-probe.js';
+
+function num(name: string, def: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return def;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < min) throw new Error(`${name} must be a number ≥ ${min}`);
+  return v;
+}
+
+const STREAMS = num('WATCH_STREAMS', 10_000, 1);
+const HIT_SECONDS = num('BENCH_DURATION', 6, 1);
+const WARMUP_SECONDS = num('BENCH_WARMUP', 2, 1);
+const CONNECTIONS = num('BENCH_CONNECTIONS', 50, 1);
+/** Streams opening at once (each reads the series through the cache as its consumer first). */
+const OPENING = 200;
+const OUT = resolve(process.env.BENCH_OUT ?? join(ROOT, 'bench/results'));
+const WATCHED = '/macro/series/310112/data';
+const HIT = '/macro/series/310112/metadata';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A sample after a full collection in the gateway (the probe runs gc() when asked). */
+function settled(child: ChildProcess): Promise<SoakSample> {
+  return new Promise((res, rej) => {
+    const t = setTimeout(() => rej(new Error('no settled sample from the probe in 30 s')), 30_000);
+    const on = (m: { settled?: SoakSample }) => {
+      if (!m.settled) return;
+      clearTimeout(t);
+      child.off('message', on);
+      res(m.settled);
+    };
+    child.on('message', on);
+    child.send({ settled: true });
+  });
+}
+
+/** Two collections a moment apart, the second one read: what stays live. */
+async function memory(child: ChildProcess): Promise<SoakSample> {
+  await settled(child);
+  await sleep(500);
+  return settled(child);
+}
+
+/** One idle stream on its own socket; resolves once its first answer event has arrived. */
+function openStream(port: number, key: string, sockets: Socket[]): Promise<void> {
+  return new Promise((res, rej) => {
+    const s = connect(port, '127.0.0.1');
+    sockets.push(s);
+    let seen = '';
+    const t = setTimeout(() => rej(new Error('a stream sent no answer in 60 s')), 60_000);
+    s.setEncoding('utf8');
+    const first = (chunk: string) => {
+      seen += chunk;
+      if (/^HTTP\/1\.1 [45]\d\d/.test(seen)) {
+        clearTimeout(t);
+        rej(new Error(`a stream was refused: ${seen.slice(0, 300)}`));
+      } else if (seen.includes('event: answer')) {
+        clearTimeout(t);
+        seen = '';
+        // Idle from here: heartbeats are read and dropped.
+        s.off('data', first);
+        s.on('data', () => undefined);
+        res();
+      }
+    };
+    s.on('data', first);
+    s.on('error', (e) => {
+      clearTimeout(t);
+      rej(e);
+    });
+    s.write(
+      `GET /watch?path=${encodeURIComponent(WATCHED)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+        `Authorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`,
+    );
+  });
+}
+
+const mb = (n: number) => (n / 1048576).toFixed(1);
+const kb = (n: number) => (n / 1024).toFixed(1);
+
+function hitRow(label: string, r: LoadResult): string {
+  const ok = r.statusCounts['200'] ?? 0;
+  return `| ${label} | ${Math.round(r.reqPerSec)} | ${r.latencyMs.p50.toFixed(2)} | ${r.latencyMs.p99.toFixed(2)} | ${ok} / ${r.requests} |`;
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'atrium-watch-idle-'));
+  const key = `atr_watch_${randomBytes(18).toString('base64url')}`;
+  const token = `watch-macro-${randomBytes(9).toString('hex')}`;
+  const macro = new FakeMacroUpstream({ token });
+  await macro.start();
+  const consumers = join(dir, 'consumers.json');
+  writeFileSync(
+    consumers,
+    JSON.stringify({
+      consumers: [
+        {
+          id: 'watch-bench',
+          keyHashes: [createHash('sha256').update(key).digest('hex')],
+          upstreams: ['macro'],
+          write: false,
+          limits: [],
+        },
+      ],
+    }),
+  );
+  const port = await freePort();
+  const logFile = join(dir, 'gateway.log');
+  const fd = openSync(logFile, 'a');
+  const probe = pathToFileURL(join(ROOT, 'dist-bench/bench/soak-probe.js')).href;
+  const child = spawn(
+    process.execPath,
+    ['--max-semi-space-size=4', '--expose-gc', '--import', probe, join(ROOT, 'dist/main.js')],
+    {
+      cwd: ROOT,
+      env: {
+        ...baseEnv(),
+        ATRIUM_SOAK_PROBE: '1',
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        ATRIUM_SANDBOX: 'off',
+        ATRIUM_CONSUMERS_FILE: consumers,
+        UPSTREAM_MACRO_BASE_URL: macro.url,
+        UPSTREAM_MACRO_TOKEN: token,
+        ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER: String(Math.min(10_000, STREAMS)),
+        ATRIUM_WATCH_MAX_STREAMS: String(STREAMS + 100),
+      },
+      stdio: ['ignore', fd, fd, 'ipc'],
+    },
+  );
+  closeSync(fd);
+  const url = `http://127.0.0.1:${port}`;
+  const sockets: Socket[] = [];
+  try {
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`the gateway exited while starting; see ${logFile}`);
+      const up = await fetch(`${url}/health/live`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (up) break;
+      if (i > 300) throw new Error('the gateway did not start in 30 s');
+      await sleep(100);
+    }
+    const headers = { authorization: `Bearer ${key}` };
+    for (const p of [HIT, WATCHED]) {
+      const r = await fetch(url + p, { headers });
+      if (r.status !== 200) throw new Error(`${p}: ${r.status} ${await r.text()}`);
+    }
+    const load = () => runLoad({ url, path: HIT, headers, connections: CONNECTIONS, durationS: HIT_SECONDS });
+    // A warm-up first (the bench's too): the first seconds of a process measure its compiler, not the hit.
+    await runLoad({ url, path: HIT, headers, connections: CONNECTIONS, durationS: WARMUP_SECONDS });
+    console.log(`hit load alone (${CONNECTIONS} connections, ${HIT_SECONDS} s)…`);
+    const hitAlone = await load();
+    const before = await memory(child);
+    console.log(`opening ${STREAMS} idle watch streams…`);
+    const opening = performance.now();
+    for (let i = 0; i < STREAMS; i += OPENING) {
+      const batch: Promise<void>[] = [];
+      for (let j = i; j < Math.min(STREAMS, i + OPENING); j++) batch.push(openStream(port, key, sockets));
+      await Promise.all(batch);
+    }
+    const openedS = (performance.now() - opening) / 1000;
+    await sleep(1000);
+    const after = await memory(child);
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const streamsGauge = Number(/^atrium_watch_streams (\d+)/m.exec(metrics)?.[1]);
+    console.log(`hit load beside ${streamsGauge} streams…`);
+    const hitBeside = await load();
+    const perStream = {
+      heapBytes: (after.heapUsed - before.heapUsed) / STREAMS,
+      rssBytes: (after.rss - before.rss) / STREAMS,
+      externalBytes: (after.external - before.external) / STREAMS,
+    };
+    const result = {
+      at: new Date().toISOString(),
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`,
+      node: process.version,
+      streams: STREAMS,
+      streamsGauge,
+      openedSeconds: Math.round(openedS * 10) / 10,
+      before: { rss: before.rss, heapUsed: before.heapUsed, external: before.external },
+      after: { rss: after.rss, heapUsed: after.heapUsed, external: after.external },
+      perStream,
+      hit: { alone: hitAlone, besideStreams: hitBeside },
+      settings: { connections: CONNECTIONS, seconds: HIT_SECONDS, watched: WATCHED, hit: HIT },
+    };
+    mkdirSync(OUT, { recursive: true });
+    writeFileSync(join(OUT, 'watch-idle.json'), JSON.stringify(result, null, 2) + '\n');
+    const lines = [
+      `${STREAMS} idle watch streams on one replica (${streamsGauge} open by atrium_watch_streams), opened in ${result.openedSeconds} s; ${result.machine}, Node ${process.version}.`,
+      '',
+      '| | live heap | RSS |',
+      '|---|---|---|',
+      `| before the streams | ${mb(before.heapUsed)} MB | ${mb(before.rss)} MB |`,
+      `| with ${STREAMS} streams | ${mb(after.heapUsed)} MB | ${mb(after.rss)} MB |`,
+      `| per stream | ${kb(perStream.heapBytes)} KB | ${kb(perStream.rssBytes)} KB |`,
+      '',
+      '| cache hit | req/s | p50 ms | p99 ms | 200s |',
+      '|---|---|---|---|---|',
+      hitRow('alone', hitAlone),
+      hitRow(`beside ${STREAMS} idle streams`, hitBeside),
+    ];
+    console.log(lines.join('\n'));
+  } finally {
+    for (const s of sockets) s.destroy();
+    child.kill('SIGTERM');
+    await macro.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,95 @@
+import type { Clock } from '../core/time/clock.js';
+import type { ReleaseWindow, WatchSchedule } from '../proxy/upstream-definition.js';
+import type { WatchConfig } from '../config/atrium-config.js';
+import type { WatchTarget } from './watch-target.js';
+
+/**
+ * The poll interval a release calendar gives at `now`: `release.intervalMs` within `marginMs` of a release
+ * window; between releases `quietMs`, cut short to wake when the next window opens; with no release ahead
+ * (or none known) the route's TTL, `ttlMs`. Never under `floorMs`.
+ */
+export function intervalAround(
+  windows: readonly ReleaseWindow[],
+  now: number,
+  ttlMs: number,
+  release: WatchConfig['release'],
+  floorMs: number,
+): number {
+  const { intervalMs, marginMs, quietMs } = release;
+  let next = Infinity;
+  for (const w of windows) {
+    const opens = w.from - marginMs;
+    if (now >= opens && now <= w.to + marginMs) return Math.max(floorMs, intervalMs);
+    if (opens > now) next = Math.min(next, opens);
+  }
+  if (next === Infinity) return Math.max(floorMs, ttlMs);
+  return Math.max(floorMs, Math.min(quietMs, next - now));
+}
+
+interface Known {
+  readonly windows: readonly ReleaseWindow[];
+  readonly readAt: number;
+}
+
+export interface WatchSchedulesOptions {
+  readonly clock: Clock;
+  readonly config: WatchConfig;
+  /** The upstream's calendar hook, if it declares one. */
+  readonly scheduleOf: (upstream: string) => WatchSchedule | undefined;
+  /** Reads a gateway path as the poller (the normal pipeline: cache, budget, key custody); undefined on failure. */
+  readonly read: (path: string) => Promise<unknown>;
+}
+
+/**
+ * The release calendars of watched resources, read through the gateway (so their reads are cached and
+ * counted like the polls) by the replica that polls, kept `quietMs` (or until a window they list has
+ * passed, when the next one may be published), and turned into each next poll interval.
+ */
+export class WatchSchedules {
+  private readonly known = new Map<string, Known>();
+  private prunedAt = 0;
+
+  constructor(private readonly o: WatchSchedulesOptions) {}
+
+  /** The interval until a target's next poll, from now. */
+  async intervalMs(target: WatchTarget): Promise<number> {
+    const { config } = this.o;
+    if (target.kind !== 'route') return target.intervalMs;
+    const path = this.o.scheduleOf(target.upstream)?.pathOf(target.route, target.params);
+    if (!path) return target.intervalMs;
+    const windows = await this.windows(target.upstream, path);
+    return intervalAround(
+      windows,
+      this.o.clock.now(),
+      target.intervalMs,
+      config.release,
+      config.minIntervalMs,
+    );
+  }
+
+  private async windows(upstream: string, path: string): Promise<readonly ReleaseWindow[]> {
+    const now = this.o.clock.now();
+    const k = this.known.get(path);
+    const margin = this.o.config.release.marginMs;
+    const passed = k?.windows.some((w) => w.to + margin >= k.readAt && w.to + margin < now);
+    if (k && now - k.readAt < this.o.config.release.quietMs && !passed) return k.windows;
+    const body = await this.o.read(path).catch(() => undefined);
+    if (body === undefined) {
+      // Unreadable (the vendor is away): the TTL rules until the next poll tries again.
+      this.known.delete(path);
+      return [];
+    }
+    const windows = this.o.scheduleOf(upstream)?.windowsOf(body) ?? [];
+    this.known.set(path, { windows, readAt: now });
+    this.prune(now);
+    return windows;
+  }
+
+  /** Calendars past their keep would be read again anyway: forget them (resources no longer watched). */
+  private prune(now: number): void {
+    const keep = this.o.config.release.quietMs;
+    if (now - this.prunedAt < keep) return;
+    this.prunedAt = now;
+    for (const [p, k] of this.known) if (now - k.readAt >= keep) this.known.delete(p);
+  }
+}
