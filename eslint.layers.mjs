@@ -35,7 +35,7 @@ export const LAYERS = {
   docs: ['views', 'proxy', 'core', 'config'],
   batch: ['route-calls', 'proxy', 'core', 'config'],
   console: ['admin', 'batch', 'health', 'usage', 'views', 'watch', 'proxy', 'core', 'config'],
-  watch: ['batch', 'views', 'route-calls', 'proxy', 'core', 'config'],
+  watch: ['batch', 'views', 'route-calls', 'usage', 'proxy', 'core', 'config'],
   // The loose files of upstreams/: the index of upstreams, their module and refusal controller.
   upstreams: [...upstreams.map(upstream), 'upstream-declaration', 'proxy', 'core', 'config'],
   // The contract every upstream fills in.

@@ -16,6 +16,8 @@ export interface WatchHandlers {
   onAnswer(answer: WatchAnswer): void;
   /** A path the gateway refused (permission, unknown, not watchable): it is not watched. */
   onRefused?(path: string, error: AtriumErrorBody): void;
+  /** A path whose first read failed at the data service: it stays watched, and its answer follows. */
+  onRetrying?(path: string, error: AtriumErrorBody): void;
   /** The stream dropped; `watch` reconnects after `retryMs` and resumes where it was. */
   onDisconnect?(reason: unknown): void;
   /** The gateway refused the whole watch (a cap, a bad key): no reconnect. */
@@ -126,8 +128,12 @@ export function watch(
         etag?: string;
         body?: unknown;
         error?: AtriumErrorBody;
+        retrying?: boolean;
       };
-      if (e.event === 'error' && data.error) handlers.onRefused?.(data.path, data.error);
+      if (e.event === 'error' && data.error && data.retrying) {
+        answered = true;
+        handlers.onRetrying?.(data.path, data.error);
+      } else if (e.event === 'error' && data.error) handlers.onRefused?.(data.path, data.error);
       else if (e.event === 'answer') {
         answered = true;
         handlers.onAnswer({ path: data.path, etag: data.etag!, body: data.body });

@@ -103,7 +103,7 @@ const GATEWAY = {
   ATRIUM_VIEWS_MAX_TIMEOUT_MS: { meaning: 'the longest deadline a view or a call may ask for' },
   ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER: {
     meaning:
-      'paths one consumer may watch at once on a replica, over all its `GET /watch` streams (past it: 429 `WATCH_LIMIT_REACHED`)',
+      'paths one consumer may watch at once, over all its `GET /watch` streams on every replica (counted in Redis when there is one; past it: 429 `WATCH_LIMIT_REACHED`)',
   },
   ATRIUM_WATCH_MAX_STREAMS: {
     meaning: 'watch streams one replica holds open at once (past it: 503 `WATCH_STREAMS_FULL`)',

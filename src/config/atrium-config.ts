@@ -48,7 +48,7 @@ export interface CacheConfig {
 
 /** Watches over Server-Sent Events (durations in ms). */
 export interface WatchConfig {
-  /** Paths one consumer may watch at once on a replica, over all its streams. */
+  /** Paths one consumer may watch at once, over all its streams on every replica of the fleet. */
   readonly maxPathsPerConsumer: number;
   /** Streams a replica holds open at once. */
   readonly maxStreams: number;

@@ -12,6 +12,7 @@ export const USAGE_COLUMNS = {
   vendorErrors: 'vendor_errors',
   quotaRejections: 'quota_rejections',
   shieldRejections: 'shield_rejections',
+  watchPolls: 'watch_polls',
 } as const satisfies Record<UsageCounterName, string>;
 
 const COLUMNS = USAGE_COUNTER_NAMES.map((n) => USAGE_COLUMNS[n]);

@@ -36,6 +36,11 @@ export const USAGE_COUNTERS = [
     metric: 'atrium_consumer_shield_rejections_total',
     help: 'Vendor calls the rate-limit shield refused to make (cooldown, open breaker, no budget in time).',
   },
+  {
+    name: 'watchPolls',
+    metric: 'atrium_consumer_watch_polls_total',
+    help: 'Polls of resources a consumer watches (GET /watch), one per poll and watching consumer, by upstream.',
+  },
 ] as const satisfies ReadonlyArray<{ name: string; help: string; metric: string | undefined }>;
 
 export type UsageCounterName = (typeof USAGE_COUNTERS)[number]['name'];
@@ -50,6 +55,7 @@ export const U_VENDOR_CALLS = 3;
 export const U_VENDOR_ERRORS = 4;
 export const U_QUOTA = 5;
 export const U_SHIELD = 6;
+export const U_WATCH_POLLS = 7;
 
 export type UsageCounts = Record<UsageCounterName, number>;
 

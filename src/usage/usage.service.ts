@@ -10,7 +10,7 @@ import { REDIS_CLIENT } from '../core/ports/redis.port.js';
 import { USAGE_CLOCK, type UsageStages } from './usage.tokens.js';
 import type { UpstreamLimitStageOptions } from '../proxy/stages/upstream-limit.stage.js';
 import { atriumRouteOf } from '../proxy/upstream-controller.factory.js';
-import { dayOf, U_CACHE, U_COALESCED, U_QUOTA, U_REQUESTS } from './usage-counters.js';
+import { dayOf, U_CACHE, U_COALESCED, U_QUOTA, U_REQUESTS, U_WATCH_POLLS } from './usage-counters.js';
 import { summarise, summaryRange, type UsageSummary } from './usage-summary.js';
 import { UsageRecorder, type UsageQuery, type UsageReport } from './usage-recorder.js';
 import { MemoryUsageStore, RedisUsageStore, type UsageStore } from './usage-store.js';
@@ -126,6 +126,14 @@ export class UsageService implements BeforeApplicationShutdown, UsageStages {
     else if (cache === 'COALESCED') recorder.add(cell, U_COALESCED);
     else if (answer.status === 429 && answer.errorCode === 'CONSUMER_RATE_LIMITED')
       recorder.add(cell, U_QUOTA);
+  }
+
+  /**
+   * One poll of a watched resource, counted for a consumer who watches it (the poll's vendor calls are
+   * the poller's own, under the consumer `watch`).
+   */
+  countWatchPoll(consumer: string, upstream: string): void {
+    this.recorder?.count(consumer, upstream, U_WATCH_POLLS);
   }
 
   /** The vendor-call counting stage of an upstream's pipeline (undefined when counting is off). */

@@ -30,13 +30,40 @@ export interface WatchFleet {
   lastPoll(resource: string): Promise<LastPoll | undefined>;
   recordPoll(resource: string, poll: LastPoll, keepMs: number): Promise<void>;
   publish(change: WatchChange): Promise<void>;
+  /**
+   * Sets this replica's count of a consumer's watched paths to `held` unless, with what the other live
+   * replicas count, it would pass `cap`: then it sets nothing and answers what the others hold. A
+   * replica's count lapses `ttlMs` after it was last set (a dead replica's streams stop counting).
+   */
+  reserve(consumer: string, held: number, cap: number, ttlMs: number): Promise<number | undefined>;
+  /** Sets (and so renews) this replica's count of each consumer's paths; 0 removes it. */
+  report(counts: ReadonlyMap<string, number>, ttlMs: number): Promise<void>;
+  /** Notes the consumers who watch a resource on this replica (each lapses `ttlMs` after it was noted). */
+  noteWatchers(resource: string, consumers: readonly string[], ttlMs: number): Promise<void>;
+  /** The consumers who watch a resource on any live replica. */
+  watchersOf(resource: string, ttlMs: number): Promise<readonly string[]>;
   close(): Promise<void>;
 }
 
-/** Without Redis: this replica polls everything it watches, and hears only its own changes. */
+/**
+ * Without Redis: this replica polls everything it watches, and hears only its own changes; the caps and the
+ * watchers are this replica's own (WatchService counts them).
+ */
 export class LocalWatchFleet implements WatchFleet {
   readonly shared = false;
   constructor(private readonly deliver: (c: WatchChange) => void) {}
+  reserve(): Promise<number | undefined> {
+    return Promise.resolve(undefined);
+  }
+  report(): Promise<void> {
+    return Promise.resolve();
+  }
+  noteWatchers(): Promise<void> {
+    return Promise.resolve();
+  }
+  watchersOf(): Promise<readonly string[]> {
+    return Promise.resolve([]);
+  }
   claim(): Promise<boolean> {
     return Promise.resolve(true);
   }
@@ -66,6 +93,36 @@ if v then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+// Times come from Redis (TIME), so replicas' clocks never disagree about what has lapsed.
+const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+// A consumer's hash: field = replica id, value = "<paths>:<lapses at>". Lapsed fields are dropped on the way.
+const RESERVE = `${NOW}
+local all = redis.call('HGETALL', KEYS[1])
+local others = 0
+for i = 1, #all, 2 do
+  if all[i] ~= ARGV[1] then
+    local n, at = string.match(all[i + 1], '^(%d+):(%d+)$')
+    if n and tonumber(at) > now then others = others + tonumber(n) else redis.call('HDEL', KEYS[1], all[i]) end
+  end
+end
+if others + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return others end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. (now + tonumber(ARGV[4])))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return -1`;
+const REPORT = `${NOW}
+if tonumber(ARGV[2]) <= 0 then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ':' .. (now + tonumber(ARGV[3])))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+// A resource's watchers: a sorted set of consumer ids scored by when they were last noted.
+const NOTE = `${NOW}
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], now, ARGV[i]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1`;
+const WATCHERS = `${NOW}
+return redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[1]), '+inf')`;
 
 /**
  * The fleet through Redis: a lease key per resource (`SET NX PX`, renewed by its holder through a script that
@@ -138,6 +195,38 @@ export class RedisWatchFleet implements WatchFleet {
 
   async publish(change: WatchChange): Promise<void> {
     await this.redis.publish(this.channel, JSON.stringify(change));
+  }
+
+  async reserve(consumer: string, held: number, cap: number, ttlMs: number): Promise<number | undefined> {
+    const key = `${this.prefix}watch:consumer:${this.id(consumer)}`;
+    const r = Number(await this.redis.eval(RESERVE, 1, key, this.replicaId, held, cap, ttlMs));
+    return r >= 0 ? r : undefined;
+  }
+
+  async report(counts: ReadonlyMap<string, number>, ttlMs: number): Promise<void> {
+    // One key per consumer (a Cluster keeps them on different nodes): no pipeline across them.
+    await Promise.all(
+      [...counts].map(([consumer, n]) =>
+        this.redis.eval(
+          REPORT,
+          1,
+          `${this.prefix}watch:consumer:${this.id(consumer)}`,
+          this.replicaId,
+          n,
+          ttlMs,
+        ),
+      ),
+    );
+  }
+
+  async noteWatchers(resource: string, consumers: readonly string[], ttlMs: number): Promise<void> {
+    if (consumers.length === 0) return;
+    await this.redis.eval(NOTE, 1, `${this.prefix}watch:who:${this.id(resource)}`, ttlMs, ...consumers);
+  }
+
+  async watchersOf(resource: string, ttlMs: number): Promise<readonly string[]> {
+    const r = await this.redis.eval(WATCHERS, 1, `${this.prefix}watch:who:${this.id(resource)}`, ttlMs);
+    return Array.isArray(r) ? r.map(String) : [];
   }
 
   async close(): Promise<void> {

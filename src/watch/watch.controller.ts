@@ -37,7 +37,7 @@ export class WatchController {
   })
   @ApiProduces('text/event-stream')
   @Get()
-  stream(@Req() req: FastifyRequest, @Res() reply: FastifyReply): void {
+  async stream(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const consumer = req.consumer;
     if (!consumer) throw new GatewayError('UNAUTHENTICATED');
     const accept = req.headers.accept;
@@ -51,11 +51,13 @@ export class WatchController {
     const lastEventId = typeof header === 'string' ? header : query.find(([k]) => k === 'lastEventId')?.[1];
     const out = new PassThrough();
     // Caps and the path list are checked here: past them the client gets the envelope, not a stream.
-    const closed = this.watch.open(
+    const closed = await this.watch.open(
       { consumer, paths, requestId: String(req.id), ...(lastEventId ? { lastEventId } : {}) },
       out,
     );
-    reply.raw.on('close', closed);
+    // The client may have gone while the fleet's count was read.
+    if (req.raw.destroyed || reply.raw.destroyed) closed();
+    else reply.raw.on('close', closed);
     void reply
       .code(200)
       .header('content-type', 'text/event-stream; charset=utf-8')

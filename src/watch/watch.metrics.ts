@@ -9,17 +9,21 @@ export type PollOutcome = 'changed' | 'unchanged' | 'stale' | 'error' | 'deferre
 export interface WatchGaugeSource {
   streams(): number;
   resources(role: 'held' | 'followed'): number;
+  /** Bytes in the streams' buffers not yet taken by their sockets (clients that do not keep up). */
+  bufferedBytes(): number;
 }
 
 /**
  * `atrium_watch_streams`, `atrium_watch_resources{role}` (held: this replica polls it; followed: another
  * does), `atrium_watch_polls_total{outcome}` and `atrium_watch_pushes_total` (events sent to streams because
- * an answer changed).
+ * an answer changed); for clients that do not keep up, `atrium_watch_buffered_bytes` and
+ * `atrium_watch_coalesced_total`.
  */
 @Injectable()
 export class WatchMetrics {
   private readonly polls: Counter<'outcome'>;
   private readonly pushes: Counter;
+  private readonly coalescedEvents: Counter;
   private source?: WatchGaugeSource;
 
   constructor(@Inject(METRICS_REGISTRY) registry: Registry) {
@@ -48,6 +52,19 @@ export class WatchMetrics {
       labelNames: ['outcome'],
       registers: [registry],
     });
+    new Gauge({
+      name: 'atrium_watch_buffered_bytes',
+      help: "Bytes in watch streams' buffers not yet taken by their sockets (clients that do not keep up).",
+      registers: [registry],
+      collect() {
+        this.set(read()?.bufferedBytes() ?? 0);
+      },
+    });
+    this.coalescedEvents = new Counter({
+      name: 'atrium_watch_coalesced_total',
+      help: 'Answers a client that did not keep up never got because a newer one of the same path replaced them.',
+      registers: [registry],
+    });
     this.pushes = new Counter({
       name: 'atrium_watch_pushes_total',
       help: 'Events sent to watch streams because an answer changed.',
@@ -61,6 +78,10 @@ export class WatchMetrics {
 
   poll(outcome: PollOutcome): void {
     this.polls.inc({ outcome });
+  }
+
+  coalesced(): void {
+    this.coalescedEvents.inc();
   }
 
   pushed(n: number): void {

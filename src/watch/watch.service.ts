@@ -17,6 +17,7 @@ import { RouteMatcher } from '../batch/route-matcher.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { UpstreamLimitsService } from '../proxy/upstream-limits.service.js';
 import { RouteCaller, type RouteCallerIdentity } from '../route-calls/route-caller.js';
+import { UsageService } from '../usage/usage.service.js';
 import { ViewsService } from '../views/views.service.js';
 import { sseEvent, watchAnswer, type WatchAnswer } from './watch-answer.js';
 import { LocalWatchFleet, RedisWatchFleet, type WatchChange, type WatchFleet } from './watch-fleet.js';
@@ -30,6 +31,8 @@ export const WATCH_CLOCK = Symbol('WatchClock');
 export const POLLER_ID = 'watch';
 /** The poller's share of a scarce upstream budget against interactive consumers (weight 1 by default). */
 const POLLER_WEIGHT = 0.05;
+/** After a failed first read, the first retry; each next one waits twice as long, up to the poll interval. */
+export const FIRST_READ_RETRY_MS = 250;
 
 /** One path of a stream, in the order the client asked for them (the event id lists their ETags so). */
 interface StreamPath {
@@ -42,11 +45,18 @@ interface StreamPath {
 
 interface Stream {
   readonly consumerId: string;
+  readonly requestId: string;
   readonly out: Writable;
   readonly paths: StreamPath[];
   /** The paths this stream counts against its consumer's cap. */
   readonly reserved: number;
   closed: boolean;
+  /**
+   * While the client does not read (the stream's buffer is full): the positions of the paths with an answer
+   * not written yet, in the order to write them. Only positions: the answer is the resource's current one
+   * when the client reads again (one copy for every stream), so a stream behind holds no backlog.
+   */
+  behind?: Set<number>;
 }
 
 interface Resource {
@@ -60,6 +70,8 @@ interface Resource {
   nextPollAt: number;
   /** The last poll was stale and the next one comes soon to read the refresh it started. */
   followingUp: boolean;
+  /** Reads that failed in a row (a failed first read counts): how long the next retry waits. */
+  failures: number;
   busy: boolean;
   /** Fresh polls heard (from whichever replica polled) since this replica watches it; the console shows them. */
   heard: number;
@@ -97,6 +109,22 @@ type Fetched =
       readonly retryAfterMs?: number;
     };
 
+const codeOf = (envelope: string): string | undefined => {
+  try {
+    return (JSON.parse(envelope) as { error?: { code?: string } }).error?.code;
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * A first read that failed on the vendor's side (its error, a timeout, its rate limit, an open breaker): the
+ * consumer was allowed to read the path, so the path stays watched and the polls retry it. A refusal of the
+ * consumer (permission, validation, its own quota) is final.
+ */
+const worthRetrying = (f: Fetched): boolean =>
+  !f.ok && (f.status >= 500 || (f.status === 429 && codeOf(f.envelope) === 'UPSTREAM_RATE_LIMITED'));
+
 /**
  * Watches (README "Watching for changes"): streams of Server-Sent Events that send a path's current answer
  * and then each new one. Per resource (canonical path) one replica of the fleet polls, holding a lease in
@@ -109,7 +137,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly logger = new Logger('Watch');
   private readonly resources = new Map<string, Resource>();
   private readonly streams = new Set<Stream>();
+  /** Paths each consumer watches on this replica (the fleet's count of this replica, renewed by the tick). */
   private readonly pathsByConsumer = new Map<string, number>();
+  /** Streams past the caps' first check, waiting for the fleet's count. */
+  private opening = 0;
+  private nextReportAt = 0;
   private readonly fleet: WatchFleet;
   private readonly replicaId = randomUUID();
   private matcher = new RouteMatcher([]);
@@ -129,6 +161,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly limits: UpstreamLimitsService,
     private readonly filter: GatewayExceptionFilter,
     private readonly metrics: WatchMetrics,
+    private readonly usage: UsageService,
     @Inject(ATRIUM_CONFIG) private readonly config: AtriumConfig,
     @Inject(REDIS_CLIENT) redis: RedisClient,
     @Inject(WATCH_CLOCK) private readonly clock: Clock = SYSTEM_CLOCK,
@@ -151,6 +184,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     metrics.readFrom({
       streams: () => this.streams.size,
       resources: (role) => [...this.resources.values()].filter((r) => r.holder === (role === 'held')).length,
+      bufferedBytes: () => {
+        let n = 0;
+        for (const s of this.streams) n += this.bufferedBytes(s);
+        return n;
+      },
     });
   }
 
@@ -190,7 +228,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
    * (or only its ETag when `Last-Event-ID` shows the client has it). Returns a function to call when the
    * client goes away.
    */
-  open(w: OpenWatch, out: Writable): () => void {
+  async open(w: OpenWatch, out: Writable): Promise<() => void> {
     const cap = this.config.watch;
     if (this.stopped)
       throw new GatewayError('WATCH_STREAMS_FULL', { message: 'This replica is shutting down.' });
@@ -199,19 +237,44 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         parameter: 'path',
         message: 'Name at least one path to watch: /watch?path=%2Fmacro%2Fseries%2F1%2Fdata (repeatable).',
       });
-    if (this.streams.size >= cap.maxStreams)
+    if (this.streams.size + this.opening >= cap.maxStreams)
       throw new GatewayError('WATCH_STREAMS_FULL', {
         message: `This replica holds its most watch streams (${cap.maxStreams}); retry shortly.`,
         retryAfterSeconds: 5,
       });
-    const held = this.pathsByConsumer.get(w.consumer.id) ?? 0;
-    if (held + w.paths.length > cap.maxPathsPerConsumer)
-      throw new GatewayError('WATCH_LIMIT_REACHED', {
-        message: `This consumer may watch ${cap.maxPathsPerConsumer} paths at once; it watches ${held} and asked for ${w.paths.length} more.`,
+    const consumer = w.consumer.id;
+    const refuse = (watched: number): GatewayError =>
+      new GatewayError('WATCH_LIMIT_REACHED', {
+        message: `This consumer may watch ${cap.maxPathsPerConsumer} paths at once; it watches ${watched} and asked for ${w.paths.length} more.`,
       });
-    this.pathsByConsumer.set(w.consumer.id, held + w.paths.length);
+    const mine = this.pathsByConsumer.get(consumer) ?? 0;
+    if (mine + w.paths.length > cap.maxPathsPerConsumer) throw refuse(mine);
+    // Counted here first, so streams opening at once on this replica see each other.
+    this.pathsByConsumer.set(consumer, mine + w.paths.length);
+    this.opening++;
+    let others: number | undefined;
+    try {
+      others = await this.fleet.reserve(
+        consumer,
+        mine + w.paths.length,
+        cap.maxPathsPerConsumer,
+        cap.leaseMs,
+      );
+    } catch {
+      // Redis away: this replica's own count is the cap.
+      others = undefined;
+    } finally {
+      this.opening--;
+    }
+    if (others !== undefined || this.stopped) {
+      this.giveBack(consumer, w.paths.length);
+      if (this.stopped)
+        throw new GatewayError('WATCH_STREAMS_FULL', { message: 'This replica is shutting down.' });
+      throw refuse(others! + (this.pathsByConsumer.get(consumer) ?? 0));
+    }
     const stream: Stream = {
-      consumerId: w.consumer.id,
+      consumerId: consumer,
+      requestId: w.requestId,
       out,
       paths: [],
       reserved: w.paths.length,
@@ -224,6 +287,16 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       this.close(stream, true);
     });
     return () => this.close(stream, false);
+  }
+
+  /** A consumer's paths given back on this replica, and its count in the fleet set to what is left. */
+  private giveBack(consumer: string, n: number): void {
+    const left = (this.pathsByConsumer.get(consumer) ?? 0) - n;
+    if (left > 0) this.pathsByConsumer.set(consumer, left);
+    else this.pathsByConsumer.delete(consumer);
+    this.fleet
+      .report(new Map([[consumer, Math.max(0, left)]]), this.config.watch.leaseMs)
+      .catch(() => undefined);
   }
 
   private async start(stream: Stream, w: OpenWatch): Promise<void> {
@@ -244,42 +317,46 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       }),
     );
     if (stream.closed) return;
-    // Refusals first: a path the consumer may not read is said so in the stream's first event.
-    firsts.forEach(({ fetched }, i) => {
+    // Refusals first: a path the consumer may not read is said so in the stream's first event. A failed
+    // first read is said so too, with "retrying": the path stays watched and its answer follows.
+    firsts.forEach(({ target, fetched }, i) => {
       if (fetched.ok) return;
+      const retrying = target !== undefined && worthRetrying(fetched);
       stream.out.write(
-        sseEvent('error', `{"path":${JSON.stringify(w.paths[i])},${fetched.envelope.slice(1)}`),
+        sseEvent(
+          'error',
+          `{"path":${JSON.stringify(w.paths[i])},${retrying ? '"retrying":true,' : ''}${fetched.envelope.slice(1)}`,
+        ),
       );
     });
     firsts.forEach(({ target, fetched }, i) => {
       const path = w.paths[i];
-      if (!target || !fetched.ok) {
+      if (!target || (!fetched.ok && !worthRetrying(fetched))) {
         stream.paths.push({ path, sent: '' });
         return;
       }
-      const resource = this.resourceOf(target);
+      const resource = this.resourceOf(target, fetched.ok);
       // The consumer's read went through the cache: it is the answer here unless the fleet's is newer (a
       // stale read). Any difference is settled by the next poll, which every replica hears.
-      if (!resource.answer || !fetched.stale) resource.answer = fetched.answer;
+      if (fetched.ok && (!resource.answer || !fetched.stale)) resource.answer = fetched.answer;
       const entry = { path, resource, sent: '', stream };
       stream.paths.push(entry);
       resource.entries.add(entry);
     });
     let live = 0;
     stream.paths.forEach((p, i) => {
-      if (!p.resource?.answer) return;
+      if (!p.resource) return;
       live++;
       const answer = p.resource.answer;
-      const had = known[i] === answer.etag;
+      if (!answer) return;
+      if (known[i] !== answer.etag) return this.push(stream, i);
       p.sent = answer.etag;
       stream.out.write(
-        had
-          ? sseEvent(
-              'unchanged',
-              `{"path":${JSON.stringify(p.path)},"etag":${JSON.stringify(answer.etag)}}`,
-              this.idOf(stream),
-            )
-          : sseEvent('answer', `{"path":${JSON.stringify(p.path)},${answer.members}}`, this.idOf(stream)),
+        sseEvent(
+          'unchanged',
+          `{"path":${JSON.stringify(p.path)},"etag":${JSON.stringify(answer.etag)}}`,
+          this.idOf(stream),
+        ),
       );
     });
     // Nothing left to watch: the stream ends after its refusals.
@@ -291,13 +368,57 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     return stream.paths.map((p) => p.sent).join(',');
   }
 
+  /**
+   * Sends path `i` its resource's current answer, unless the client has stopped reading: once the stream's
+   * buffer is full (`write` answers false) the path is only marked, and when the client has read ('drain')
+   * it gets the answer current then. A client behind gets the latest answer of each path, not every one
+   * it missed (the event id names every path's ETag, so nothing is lost to it), and the replica holds no
+   * backlog for it.
+   */
+  private push(s: Stream, i: number): void {
+    if (s.closed) return;
+    if (s.behind) {
+      if (s.behind.delete(i)) this.metrics.coalesced();
+      s.behind.add(i);
+      return;
+    }
+    if (!this.write(s, i)) {
+      s.behind = new Set();
+      s.out.once('drain', () => this.drain(s));
+    }
+  }
+
+  /** Writes path `i`'s current answer if the client does not have it; false when the buffer is full. */
+  private write(s: Stream, i: number): boolean {
+    const p = s.paths[i];
+    const answer = p.resource?.answer;
+    if (!answer || p.sent === answer.etag) return true;
+    p.sent = answer.etag;
+    return s.out.write(
+      sseEvent('answer', `{"path":${JSON.stringify(p.path)},${answer.members}}`, this.idOf(s)),
+    );
+  }
+
+  private drain(s: Stream): void {
+    const behind = s.behind;
+    s.behind = undefined;
+    if (!behind || s.closed) return;
+    // The first write that fills the buffer again starts a new wait; the rest stay marked behind it.
+    for (const i of behind) this.push(s, i);
+  }
+
+  /** What this replica holds for a stream: the bytes in its buffers, not yet taken by the socket. */
+  private bufferedBytes(s: Stream): number {
+    const out = s.out as Writable & { readableLength?: number };
+    return out.writableLength + (out.readableLength ?? 0);
+  }
+
   private close(stream: Stream, end: boolean): void {
     if (stream.closed) return;
     stream.closed = true;
+    stream.behind = undefined;
     this.streams.delete(stream);
-    const left = (this.pathsByConsumer.get(stream.consumerId) ?? 0) - stream.reserved;
-    if (left > 0) this.pathsByConsumer.set(stream.consumerId, left);
-    else this.pathsByConsumer.delete(stream.consumerId);
+    this.giveBack(stream.consumerId, stream.reserved);
     for (const p of stream.paths) {
       const r = p.resource;
       if (!r) continue;
@@ -311,7 +432,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     if (this.stopped) return;
     this.heartbeatTimer = this.clock.setTimeout(() => {
       // A comment line: proxies see traffic, EventSource ignores it.
-      for (const s of this.streams) s.out.write(': keep-alive\n\n');
+      // Not behind a client that does not read: it has bytes coming already.
+      for (const s of this.streams) if (!s.behind) s.out.write(': keep-alive\n\n');
       this.heartbeat();
     }, this.config.watch.heartbeatMs);
   }
@@ -343,7 +465,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     });
   }
 
-  private resourceOf(target: WatchTarget): Resource {
+  /** `answered`: whether the first read gave an answer (if not, the first poll is a retry, and comes soon). */
+  private resourceOf(target: WatchTarget, answered: boolean): Resource {
     let r = this.resources.get(target.key);
     if (!r) {
       const now = this.clock.now();
@@ -352,8 +475,9 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         entries: new Set(),
         holder: false,
         nextClaimAt: now,
-        nextPollAt: now + target.intervalMs,
+        nextPollAt: now + (answered ? target.intervalMs : this.retryWaitMs(target, 1)),
         followingUp: false,
+        failures: answered ? 0 : 1,
         busy: false,
         heard: 0,
       };
@@ -381,6 +505,12 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private async tick(): Promise<void> {
     const now = this.clock.now();
     const work: Promise<void>[] = [];
+    const lease = this.config.watch.leaseMs;
+    if (now >= this.nextReportAt && this.pathsByConsumer.size > 0) {
+      // This replica's counts in the fleet's caps lapse after a lease unless renewed.
+      this.nextReportAt = now + lease / 3;
+      work.push(this.fleet.report(new Map(this.pathsByConsumer), lease).catch(() => undefined));
+    }
     for (const r of this.resources.values()) {
       if (r.busy) continue;
       if (now >= r.nextClaimAt || (r.holder && now >= r.nextPollAt)) {
@@ -395,6 +525,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     const lease = this.config.watch.leaseMs;
     if (now >= r.nextClaimAt) {
       r.nextClaimAt = now + lease / 3;
+      // Who watches it here, for the usage the holder counts (renewed with the lease).
+      this.fleet.noteWatchers(r.target.key, this.watchersHere(r), lease).catch(() => undefined);
       let holds: boolean;
       try {
         holds = await this.fleet.claim(r.target.key, lease);
@@ -406,12 +538,15 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         // Taking over: the last holder's poll says when the next is due and which answer it published.
         const last = await this.fleet.lastPoll(r.target.key).catch(() => undefined);
         const interval = await this.schedules.intervalMs(r.target);
+        // Without an answer here yet, the retries keep their own schedule.
         if (last) {
           r.polled = last.etag;
-          r.nextPollAt = Math.max(now, last.at + interval);
+          if (r.answer) r.nextPollAt = Math.max(now, last.at + interval);
         } else
           r.nextPollAt =
-            interval === r.target.intervalMs ? Math.min(r.nextPollAt, now + interval) : now + interval;
+            !r.answer || interval === r.target.intervalMs
+              ? Math.min(r.nextPollAt, now + interval)
+              : now + interval;
       }
       r.holder = holds;
       if (!this.resources.has(r.target.key) && holds) {
@@ -459,11 +594,16 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       interval < r.target.intervalMs ? 'no-cache' : undefined,
     );
     const at = this.clock.now();
+    await this.countPoll(r);
     let outcome: PollOutcome;
     if (!fetched.ok) {
       outcome = 'error';
-      r.nextPollAt = at + Math.max(interval, fetched.retryAfterMs ?? 0);
+      r.failures++;
+      // Watchers still waiting for a first answer: retry sooner (backing off); otherwise at the interval.
+      const wait = r.answer ? interval : this.retryWaitMs(r.target, r.failures);
+      r.nextPollAt = at + Math.max(wait, fetched.retryAfterMs ?? 0);
     } else {
+      r.failures = 0;
       // A stale answer started a refresh: read again soon to get it, at no extra vendor call. Once only: a
       // second stale answer means the refresh failed, and reading again would start another vendor call.
       const followUp = fetched.stale && !r.followingUp;
@@ -485,6 +625,27 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     this.metrics.poll(outcome);
   }
 
+  private watchersHere(r: Resource): string[] {
+    return [...new Set([...r.entries].map((e) => e.stream.consumerId))];
+  }
+
+  /**
+   * A poll made is counted in the usage once for each consumer who watches the resource on any replica
+   * (`watchPolls`, under each upstream it reads), however many streams it watches it with.
+   */
+  private async countPoll(r: Resource): Promise<void> {
+    const here = this.watchersHere(r);
+    const fleet = await this.fleet.watchersOf(r.target.key, this.config.watch.leaseMs).catch(() => []);
+    const upstreams = r.target.kind === 'route' ? [r.target.upstream] : r.target.upstreams;
+    for (const consumer of new Set([...here, ...fleet]))
+      for (const upstream of upstreams) this.usage.countWatchPoll(consumer, upstream);
+  }
+
+  /** The wait before retry number `failures` of a read that failed: doubling, never past the interval. */
+  private retryWaitMs(target: WatchTarget, failures: number): number {
+    return Math.min(target.intervalMs, FIRST_READ_RETRY_MS * 2 ** Math.min(failures - 1, 20));
+  }
+
   /** A change heard (from any replica, this one included): sent to every stream that has not got it. */
   private deliver(c: WatchChange): void {
     const r = this.resources.get(c.k);
@@ -497,10 +658,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     let n = 0;
     for (const e of r.entries) {
       if (e.sent === c.etag || e.stream.closed) continue;
-      e.sent = c.etag;
-      e.stream.out.write(
-        sseEvent('answer', `{"path":${JSON.stringify(e.path)},${c.members}}`, this.idOf(e.stream)),
-      );
+      this.push(e.stream, e.stream.paths.indexOf(e));
       n++;
     }
     this.metrics.pushed(n);

@@ -48,7 +48,7 @@ describePostgres('consumers, keys, audit and usage in PostgreSQL (two replicas, 
 
   it('applies the migrations once and seeds the empty database from the boot set once', async () => {
     const migrations = await db.query('SELECT name FROM atrium_migrations');
-    expect(migrations.rows.map((r) => r.name)).toEqual(['1764316800000_state']);
+    expect(migrations.rows.map((r) => r.name)).toEqual(['1764316800000_state', '1764921600000_watch-polls']);
     const consumers = await db.query('SELECT id FROM atrium_consumers');
     expect(consumers.rows).toEqual([{ id: 'seeded-app' }]);
     const keys = await db.query("SELECT encode(sha256, 'hex') AS h FROM atrium_consumer_keys");

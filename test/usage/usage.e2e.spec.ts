@@ -143,7 +143,7 @@ describe('vendor usage per consumer (memory store)', () => {
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
     const lines = csv.text.trim().split('\r\n');
     expect(lines[0]).toBe(
-      'day,consumer,upstream,requests,cacheAnswers,coalesced,vendorCalls,vendorErrors,quotaRejections,shieldRejections',
+      'day,consumer,upstream,requests,cacheAnswers,coalesced,vendorCalls,vendorErrors,quotaRejections,shieldRejections,watchPolls',
     );
     expect(lines).toHaveLength(2);
     expect(lines[1]).toContain(`,beta,macro,${seen.beta.requests},`);

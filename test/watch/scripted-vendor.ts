@@ -14,6 +14,10 @@ export class ScriptedVendor {
   limitedAt?: number;
   private readonly values = new Map<string, number>();
   private readonly bodies = new Map<string, unknown>();
+  /** Filler bytes in each answer of a path (a large answer). */
+  private readonly padding = new Map<string, number>();
+  /** Calls of a path still to fail, and with which status. */
+  private readonly failing = new Map<string, { left: number; status: number }>();
   private server?: Server;
   private base = '';
 
@@ -24,6 +28,16 @@ export class ScriptedVendor {
   /** `path` answers this JSON instead (a release calendar, say). */
   setBody(path: string, body: unknown): void {
     this.bodies.set(path, body);
+  }
+
+  /** Each answer of `path` carries `bytes` of filler beside its value. */
+  pad(path: string, bytes: number): void {
+    this.padding.set(path, bytes);
+  }
+
+  /** The next `n` calls of `path` fail with `status` (a vendor error). */
+  failNext(path: string, n: number, status = 500): void {
+    this.failing.set(path, { left: n, status });
   }
 
   /** The next call of `path` answers 429 with `Retry-After: seconds` (the vendor's rate limit). */
@@ -56,8 +70,18 @@ export class ScriptedVendor {
           res.end(JSON.stringify({ message: 'Too many requests' }));
           return;
         }
+        const failing = this.failing.get(path);
+        if (failing && failing.left > 0) {
+          failing.left--;
+          res.writeHead(failing.status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ message: 'Internal error' }));
+          return;
+        }
+        const pad = this.padding.get(path);
         res.writeHead(200, { 'content-type': 'application/json' });
-        const body = this.bodies.get(path) ?? { data: [{ value: this.values.get(path) ?? 0 }] };
+        const body = this.bodies.get(path) ?? {
+          data: [{ value: this.values.get(path) ?? 0, ...(pad ? { filler: 'x'.repeat(pad) } : {}) }],
+        };
         res.end(JSON.stringify(body));
       });
     });
@@ -74,6 +98,8 @@ export class ScriptedVendor {
     this.times.clear();
     this.values.clear();
     this.bodies.clear();
+    this.padding.clear();
+    this.failing.clear();
     this.limited.clear();
     this.limitedAt = undefined;
   }

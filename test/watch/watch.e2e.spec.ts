@@ -141,7 +141,6 @@ describe('GET /watch: answers, changes, resumes, refusals (one gateway)', () => 
     // Three paths: the id lists their ETags in order, '' for the refused ones.
     expect(third.id).toBe(`${third.json().etag},,`);
 
-    const before = vendor.total;
     const denied = await watch(['/macro/series/14/data'], noMacro.key);
     const refusal = await denied.nth(1);
     expect(refusal.event).toBe('error');
@@ -149,10 +148,11 @@ describe('GET /watch: answers, changes, resumes, refusals (one gateway)', () => 
       path: '/macro/series/14/data',
       error: { code: 'FORBIDDEN', status: 403 },
     });
-    // Nothing else to watch: the stream ends, and the vendor was never asked.
+    // Nothing else to watch: the stream ends, and the vendor was never asked for it (the first stream
+    // still polls series 13 meanwhile, so the vendor's total is no measure).
     await eventually(() => denied.ended, { what: 'the stream to end' });
     expect(denied.events).toHaveLength(1);
-    expect(vendor.total).toBe(before);
+    expect(vendor.callsTo('/series/14/data')).toBe(0);
   });
 
   it('watches a view with its parameters and fields=, and sends heartbeats while nothing changes', async () => {
