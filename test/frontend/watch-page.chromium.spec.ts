@@ -29,9 +29,14 @@ function fromDocs(): { page: string; view: string } {
   return { page: block('html'), view: block('yaml') };
 }
 
+/** The client's own dependencies, resolved to their ES module as a front end's bundler would. */
+const BARE_IMPORTS: Record<string, string> = {
+  'openapi-fetch': 'node_modules/openapi-fetch/dist/index.mjs',
+};
+
 /**
  * The page's origin: the docs page (its gateway address set to the test's) and the typed client (client/),
- * each file compiled from TypeScript to an ES module as a front end's build would.
+ * each file compiled from TypeScript to an ES module, its package imports resolved, as a front end's build would.
  */
 async function pageServer(page: () => string): Promise<{ server: Server; origin: string }> {
   const server = createServer((req, res) => {
@@ -40,15 +45,25 @@ async function pageServer(page: () => string): Promise<{ server: Server; origin:
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page());
       return;
     }
+    const dep = Object.entries(BARE_IMPORTS).find(([name]) => path === `/deps/${name}.js`);
+    if (dep) {
+      const js = readFileSync(join(ROOT, dep[1]), 'utf8');
+      res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(js);
+      return;
+    }
     const m = /^\/client\/([\w/-]+)\.js$/.exec(path);
     if (!m || m[1].includes('..')) {
       res.writeHead(404).end();
       return;
     }
     const source = readFileSync(join(ROOT, 'client', `${m[1]}.ts`), 'utf8');
-    const js = ts.transpileModule(source, {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-    }).outputText;
+    const js = ts
+      .transpileModule(source, {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      })
+      .outputText.replace(/from (['"])([^'"./][^'"]*)\1/g, (whole: string, _q: string, name: string) =>
+        name in BARE_IMPORTS ? `from '/deps/${name}.js'` : whole,
+      );
     res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(js);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
