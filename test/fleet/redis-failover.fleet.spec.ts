@@ -217,10 +217,25 @@ describeNeeding(
       expect(backMs).toBeLessThanOrEqual(5000);
     }
 
-    /** A fleet on `redisEnv`, once every replica shares its state. */
+    /** Every replica's heartbeat has seen the whole fleet: its share while Redis is away is 1 ÷ the fleet. */
+    async function allCounted(): Promise<boolean> {
+      for (const g of fleet) {
+        const r = await http(g.url + '/health/ready');
+        const macro = r.json().upstreams.find((u: { name: string }) => u.name === 'macro');
+        if (Math.abs(macro.fallbackShare - 1 / fleet.length) > 1e-3) return false;
+      }
+      return true;
+    }
+
+    /**
+     * A fleet on `redisEnv`, once every replica shares its state and knows the fleet's size (a replica that
+     * started last is counted by the others at their next heartbeat; until then each would spend a larger
+     * share, by design, and the budget judged below assumes the fleet's size is known).
+     */
     async function startSharedFleet(redisEnv: Record<string, string>): Promise<void> {
       await startFleet(redisEnv);
       await eventually(allShared, { timeoutMs: 20_000, what: 'the fleet shares its state' });
+      await eventually(allCounted, { timeoutMs: 20_000, what: 'every replica counts the whole fleet' });
     }
 
     /**
