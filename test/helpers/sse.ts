@@ -6,6 +6,8 @@ export interface SseEvent {
   readonly event: string;
   readonly id?: string;
   readonly data: string;
+  /** When the client read it (epoch ms): how long a change took to arrive. */
+  readonly at: number;
   json(): any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary bodies
 }
 
@@ -84,7 +86,7 @@ export class SseClient {
     }
     if (fields === 0 || data.length === 0) return;
     const text = data.join('\n');
-    this.events.push({ event, id, data: text, json: () => JSON.parse(text) });
+    this.events.push({ event, id, data: text, at: Date.now(), json: () => JSON.parse(text) });
   }
 
   /** Waits for the `n`th event (1-based) matching `pred`, counting from the stream's start. */
