@@ -108,8 +108,9 @@ describe('EmisSessionCredentials against the documents fake', () => {
     expect(r).toBeUndefined();
     expect(sessionOf(during)).toEqual([s1]);
     expect(creds.state().state).toBe('refreshing');
-    // The refresh runs in the background: wait for the fake to see the second login.
-    await eventually(() => fake.calls('/Auth/login/') >= 2, { what: 'the background re-login' });
+    // The refresh runs in the background: wait until its answer is adopted (the fake seeing the login is
+    // not enough: the new session is taken once the answer is read).
+    await eventually(() => creds.state().state === 'active', { what: 'the background re-login adopted' });
     expect(fake.calls('/Auth/login/')).toBe(2);
     const after = request();
     await creds.inject(after);
