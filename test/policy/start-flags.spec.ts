@@ -15,8 +15,11 @@ describe('start command', () => {
     expect(cmd).toContain(`"${FLAG.exec(start)![0]}"`);
   });
 
-  it.each(['test/helpers/processes.ts', 'bench/run.ts', 'bench/soak.ts', 'bench/cache-hit.bench.ts'])(
-    '%s starts the gateway with the flag',
-    (path) => expect(read(path)).toMatch(FLAG),
-  );
+  it.each([
+    'test/helpers/processes.ts',
+    'bench/run.ts',
+    'bench/soak.ts',
+    'bench/cache-hit.bench.ts',
+    'bench/watch-fleet.ts',
+  ])('%s starts the gateway with the flag', (path) => expect(read(path)).toMatch(FLAG));
 });
