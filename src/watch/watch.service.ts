@@ -28,7 +28,7 @@ import {
   type WatchedRow,
 } from './watch-fleet.js';
 import { resolveTarget, type WatchTarget } from './watch-target.js';
-import { WatchSchedules } from './watch-schedule.js';
+import { WatchSchedules, type PollTiming } from './watch-schedule.js';
 import { WatchMetrics, type PollOutcome } from './watch.metrics.js';
 
 export const WATCH_CLOCK = Symbol('WatchClock');
@@ -681,15 +681,15 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       this.metrics.poll('deferred');
       return;
     }
-    // The route's TTL, or what the upstream's release calendar says (often around a release, rarely between).
-    const interval = await this.schedules.intervalMs(r.target);
+    // The route's TTL, or what the upstream's release calendar says (often around a release, rarely between);
+    // a view's, its parts'.
+    const timing = await this.schedules.timing(r.target);
+    const interval = timing.intervalMs;
     const fetched = await this.fetch(
       r.target,
       { consumer: this.poller! },
       `watch-${this.replicaId.slice(0, 8)}-${++this.polls}`,
-      // Polled sooner than the cache keeps it (around a release): the cache would answer, so ask the vendor;
-      // its answer refreshes the cache for every caller.
-      interval < r.target.intervalMs ? 'no-cache' : undefined,
+      timing,
     );
     const at = this.clock.now();
     await this.countPoll(r);
@@ -767,8 +767,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     target: WatchTarget,
     identity: RouteCallerIdentity,
     requestId: string,
-    cacheControl?: string,
+    timing?: PollTiming,
   ): Promise<Fetched> {
+    // Polled sooner than the cache keeps it (around a release): the cache would answer, so ask the vendor;
+    // its answer refreshes the cache for every caller. Of a view, only the parts polled so.
+    const cacheControl = timing?.noCache ? 'no-cache' : undefined;
     if (target.kind === 'route') {
       const res = await this.caller.call(identity, {
         route: target.route,
@@ -799,6 +802,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         query: target.query,
         caller: identity,
         requestId,
+        ...(timing?.noCacheParts.size && { noCacheParts: timing.noCacheParts }),
       });
       if (res.status === 200 && res.etag) {
         const parts = (JSON.parse(res.body) as { parts?: Record<string, { cache?: string }> }).parts ?? {};
