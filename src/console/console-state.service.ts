@@ -10,7 +10,7 @@ import { ReadinessService, type UpstreamReadiness } from '../health/readiness.se
 import { METRICS_REGISTRY } from '../core/ports/metrics.port.js';
 import { ProxyService } from '../proxy/proxy.service.js';
 import { ViewsService, type ViewStats } from '../views/views.service.js';
-import { WatchService, type WatchedResource } from '../watch/watch.service.js';
+import { WatchService, type MostWatched } from '../watch/watch.service.js';
 import { RecentErrors, type ConsumerRejections, type ErrorEvent } from './recent-errors.service.js';
 
 /** Metric names this console reads (COMMON contracts; each belongs to the issue that registers it). */
@@ -109,10 +109,11 @@ export interface ConsoleState {
   /** The composite views in force, with their calls since start (complete, partial, failed, 304). */
   views: ViewStats[];
   /**
-   * The most watched resources (`GET /watch`): subscribers are this replica's streams, polls the fleet's
-   * fresh polls this replica heard since it watches the resource.
+   * The most watched resources (`GET /watch`): subscribers are the streams' paths on every live replica
+   * (`scope: 'fleet'`, through Redis) or on this one (`'replica'`: no Redis, or Redis away), polls the
+   * fleet's fresh polls heard since a replica watches the resource.
    */
-  watched: { scope: 'replica'; resources: WatchedResource[] };
+  watched: MostWatched;
   /** Which metric families were found: the page says "n/a" for the others. */
   metrics: Record<keyof typeof CONSOLE_METRICS, boolean>;
 }
@@ -418,7 +419,7 @@ export class ConsoleStateService {
         this.consumerRegistry.state(),
       ),
       views: this.views.stats(),
-      watched: { scope: 'replica', resources: this.watch.mostWatched(MOST_WATCHED) },
+      watched: await this.watch.mostWatched(MOST_WATCHED),
       metrics: Object.fromEntries(
         Object.entries(CONSOLE_METRICS).map(([k, name]) => [
           k,

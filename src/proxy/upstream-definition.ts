@@ -14,13 +14,17 @@ export interface ReleaseWindow {
 }
 
 /**
- * How an upstream tells when a resource's answer may change: which of its own calls lists the resource's
- * releases, and how to read their windows out of that answer. Watches poll often around a release and
+ * How an upstream tells when a resource's answer may change: which of its own calls list the resource's
+ * releases, and how to read their windows out of those answers. Watches poll often around a release and
  * rarely between (src/watch); a resource it gives no schedule for is polled at its route's TTL.
  */
 export interface WatchSchedule {
-  /** The gateway path (e.g. `/<prefix>/…`) listing the releases of a watched route's resource, if any. */
-  pathOf(route: RouteDefinition, params: Readonly<Record<string, string>>): string | undefined;
+  /**
+   * The gateway paths (e.g. `/<prefix>/…`) listing the releases of a route's resource: one per thing it
+   * reads that has releases (a list of series: one per series), none when the resource has no schedule.
+   * The resource changes around a release of any of them.
+   */
+  pathsOf(route: RouteDefinition, params: Readonly<Record<string, string>>): readonly string[];
   /** The release windows that path's answer (parsed JSON) lists; none when it lists none or is unreadable. */
   windowsOf(body: unknown): ReleaseWindow[];
 }

@@ -50,6 +50,8 @@ export interface ViewRunInput {
    * (each is reported with that part's code), and the answer is the usual one of a failed required part.
    */
   readonly blockedBy?: { readonly part: string; readonly upstream: string };
+  /** Parts whose calls ask the vendor, not the cache (`Cache-Control: no-cache`): a watch's poll, by name. */
+  readonly noCacheParts?: ReadonlySet<string>;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\b/i;
@@ -80,6 +82,26 @@ function templateOf(part: ViewPart): ReadonlyArray<string | { param: string }> {
   }
   pieces.push(part.route.path.slice(last));
   return pieces;
+}
+
+/**
+ * A part's path parameters from the view's parameters alone (a watch's release calendar reads them before
+ * the view runs); undefined when its path reads an earlier part's answer or a value is absent.
+ */
+export function partPathParams(
+  part: ViewPart,
+  params: Readonly<Record<string, string | undefined>>,
+): Readonly<Record<string, string>> | undefined {
+  const out: Record<string, string> = {};
+  for (const piece of templateOf(part)) {
+    if (typeof piece === 'string') continue;
+    const t = part.path[piece.param];
+    if (!t || t.some((x) => typeof x !== 'string' && x.kind === 'part')) return undefined;
+    const r = resolveTemplate(t, { params, parts: {} });
+    if (!r.ok || typeof r.value !== 'string' || r.value === '') return undefined;
+    out[piece.param] = r.value;
+  }
+  return out;
 }
 
 type PartTarget = { url: string; params: Record<string, string>; query: QueryPairs } | { missing: string };
@@ -234,6 +256,7 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
       params: target.params,
       query: target.query,
       requestId: partRequestId,
+      ...(input.noCacheParts?.has(part.name) && { cacheControl: 'no-cache' }),
     });
     return outcomeOf(part, res, partRequestId, partStarted, input.forms);
   };

@@ -19,6 +19,8 @@ export interface ViewCall {
   readonly caller: RouteCallerIdentity;
   readonly requestId: string;
   readonly ifNoneMatch?: string;
+  /** Parts asked of the vendor rather than the cache (a watch polling around a release). */
+  readonly noCacheParts?: ReadonlySet<string>;
 }
 
 interface UnservedParts {
@@ -161,6 +163,7 @@ export class ViewsService {
       forms: this.forms,
       ...(unserved && { unserved: unserved.names }),
       ...(unserved?.blockedBy && { blockedBy: unserved.blockedBy }),
+      ...(call.noCacheParts?.size && { noCacheParts: call.noCacheParts }),
     });
     return this.answer(view, call, request.fields, run, started);
   }

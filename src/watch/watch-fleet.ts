@@ -42,8 +42,30 @@ export interface WatchFleet {
   noteWatchers(resource: string, consumers: readonly string[], ttlMs: number): Promise<void>;
   /** The consumers who watch a resource on any live replica. */
   watchersOf(resource: string, ttlMs: number): Promise<readonly string[]>;
+  /**
+   * Sets this replica's watched resources as the console lists them (none removes them); they lapse `ttlMs`
+   * after they were last set, so a replica that died stops counting.
+   */
+  reportWatched(rows: readonly WatchedRow[], ttlMs: number): Promise<void>;
+  /** What every other live replica last reported of its watched resources. */
+  watchedElsewhere(): Promise<readonly (readonly WatchedRow[])[]>;
   close(): Promise<void>;
 }
+
+/** One replica's watched resource: subscribers there, fresh polls it heard, when it last heard a change. */
+export interface WatchedRow {
+  readonly resource: string;
+  readonly subscribers: number;
+  readonly polls: number;
+  /** Epoch ms, 0 when none yet. */
+  readonly changedAt: number;
+}
+
+const isRow = (v: unknown): v is [string, number, number, number] =>
+  Array.isArray(v) &&
+  v.length === 4 &&
+  typeof v[0] === 'string' &&
+  v.slice(1).every((n) => typeof n === 'number' && Number.isFinite(n) && n >= 0);
 
 /**
  * Without Redis: this replica polls everything it watches, and hears only its own changes; the caps and the
@@ -62,6 +84,12 @@ export class LocalWatchFleet implements WatchFleet {
     return Promise.resolve();
   }
   watchersOf(): Promise<readonly string[]> {
+    return Promise.resolve([]);
+  }
+  reportWatched(): Promise<void> {
+    return Promise.resolve();
+  }
+  watchedElsewhere(): Promise<readonly (readonly WatchedRow[])[]> {
     return Promise.resolve([]);
   }
   claim(): Promise<boolean> {
@@ -123,6 +151,22 @@ redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1`;
 const WATCHERS = `${NOW}
 return redis.call('ZRANGEBYSCORE', KEYS[1], now - tonumber(ARGV[1]), '+inf')`;
+// The fleet's watched resources: one hash, field = replica id, value = "<lapses at>:<rows as JSON>".
+const REPORT_WATCHED = `${NOW}
+if ARGV[2] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], (now + tonumber(ARGV[3])) .. ':' .. ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1`;
+const WATCHED = `${NOW}
+local all = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #all, 2 do
+  local at, rows = string.match(all[i + 1], '^(%d+):(.*)$')
+  if at and tonumber(at) > now then
+    if all[i] ~= ARGV[1] then out[#out + 1] = rows end
+  else redis.call('HDEL', KEYS[1], all[i]) end
+end
+return out`;
 
 /**
  * The fleet through Redis: a lease key per resource (`SET NX PX`, renewed by its holder through a script that
@@ -227,6 +271,29 @@ export class RedisWatchFleet implements WatchFleet {
   async watchersOf(resource: string, ttlMs: number): Promise<readonly string[]> {
     const r = await this.redis.eval(WATCHERS, 1, `${this.prefix}watch:who:${this.id(resource)}`, ttlMs);
     return Array.isArray(r) ? r.map(String) : [];
+  }
+
+  async reportWatched(rows: readonly WatchedRow[], ttlMs: number): Promise<void> {
+    const json = rows.length
+      ? JSON.stringify(rows.map((r) => [r.resource, r.subscribers, r.polls, r.changedAt]))
+      : '';
+    await this.redis.eval(REPORT_WATCHED, 1, `${this.prefix}watch:watched`, this.replicaId, json, ttlMs);
+  }
+
+  async watchedElsewhere(): Promise<readonly (readonly WatchedRow[])[]> {
+    const r = await this.redis.eval(WATCHED, 1, `${this.prefix}watch:watched`, this.replicaId);
+    if (!Array.isArray(r)) return [];
+    return r.map((text) => {
+      let rows: unknown;
+      try {
+        rows = JSON.parse(String(text));
+      } catch {
+        return [];
+      }
+      return (Array.isArray(rows) ? rows : [])
+        .filter(isRow)
+        .map(([resource, subscribers, polls, changedAt]) => ({ resource, subscribers, polls, changedAt }));
+    });
   }
 
   async close(): Promise<void> {

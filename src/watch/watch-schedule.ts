@@ -1,4 +1,5 @@
 import type { Clock } from '../core/time/clock.js';
+import type { RouteDefinition } from '../proxy/pipeline.types.js';
 import type { ReleaseWindow, WatchSchedule } from '../proxy/upstream-definition.js';
 import type { WatchConfig } from '../config/atrium-config.js';
 import type { WatchTarget } from './watch-target.js';
@@ -24,6 +25,15 @@ export function intervalAround(
   }
   if (next === Infinity) return Math.max(floorMs, ttlMs);
   return Math.max(floorMs, Math.min(quietMs, next - now));
+}
+
+/** When a watched resource is polled next, and what that poll asks of the vendor rather than the cache. */
+export interface PollTiming {
+  readonly intervalMs: number;
+  /** Something in it is polled sooner than the cache keeps it: the route, or some parts of a view. */
+  readonly noCache: boolean;
+  /** Of a view, the parts polled so, by name. */
+  readonly noCacheParts: ReadonlySet<string>;
 }
 
 interface Known {
@@ -53,17 +63,55 @@ export class WatchSchedules {
 
   /** The interval until a target's next poll, from now. */
   async intervalMs(target: WatchTarget): Promise<number> {
+    return (await this.timing(target)).intervalMs;
+  }
+
+  /**
+   * The interval until a target's next poll, from now, and what that poll must ask of the vendor rather
+   * than the cache (what is polled sooner than the cache keeps it). A route follows its calendars; a view
+   * follows its parts': the shortest of its cached parts' intervals, each part timed by its calendars, or its
+   * TTL when it has none (or its path reads another part's answer, unknown until the view runs).
+   */
+  async timing(target: WatchTarget): Promise<PollTiming> {
+    const floor = this.o.config.minIntervalMs;
+    if (target.kind === 'route') {
+      const intervalMs = await this.intervalOf(
+        target.upstream,
+        target.route,
+        target.params,
+        target.intervalMs,
+      );
+      return { intervalMs, noCache: intervalMs < target.intervalMs, noCacheParts: new Set() };
+    }
+    const noCacheParts = new Set<string>();
+    let intervalMs = Infinity;
+    for (const part of target.parts) {
+      const own = part.params
+        ? await this.intervalOf(part.upstream, part.route, part.params, part.intervalMs)
+        : part.intervalMs;
+      if (own < part.intervalMs) noCacheParts.add(part.name);
+      intervalMs = Math.min(intervalMs, own);
+    }
+    if (intervalMs === Infinity) intervalMs = target.intervalMs;
+    return { intervalMs: Math.max(floor, intervalMs), noCache: noCacheParts.size > 0, noCacheParts };
+  }
+
+  /** A resource's interval by its calendars: the shortest any of them gives; `ttlMs` with none. */
+  private async intervalOf(
+    upstream: string,
+    route: RouteDefinition,
+    params: Readonly<Record<string, string>>,
+    ttlMs: number,
+  ): Promise<number> {
     const { config } = this.o;
-    if (target.kind !== 'route') return target.intervalMs;
-    const path = this.o.scheduleOf(target.upstream)?.pathOf(target.route, target.params);
-    if (!path) return target.intervalMs;
-    const windows = await this.windows(target.upstream, path);
-    return intervalAround(
-      windows,
-      this.o.clock.now(),
-      target.intervalMs,
-      config.release,
-      config.minIntervalMs,
+    const paths = this.o.scheduleOf(upstream)?.pathsOf(route, params) ?? [];
+    if (paths.length === 0) return ttlMs;
+    const calendars = await Promise.all(paths.map((path) => this.windows(upstream, path)));
+    const now = this.o.clock.now();
+    return Math.min(
+      ...calendars.map((windows) =>
+        intervalAround(windows, now, ttlMs, config.release, config.minIntervalMs),
+      ),
     );
   }
 

@@ -5,6 +5,19 @@ import type { RouteMatcher } from '../batch/route-matcher.js';
 import { mayCache, resolveTtlMs } from '../proxy/cache/cache-policy.js';
 import type { RouteDefinition } from '../proxy/pipeline.types.js';
 import type { ViewDefinition } from '../views/view-definition.js';
+import { readViewRequest } from '../views/view-request.js';
+import { partPathParams } from '../views/view-runner.js';
+
+/** A cached part of a watched view: what its release calendar (if its interface has one) is read for. */
+export interface WatchedPart {
+  readonly name: string;
+  readonly upstream: string;
+  readonly route: RouteDefinition;
+  /** Its path parameters, when the view's parameters alone give them (not when it reads another part). */
+  readonly params?: Readonly<Record<string, string>>;
+  /** Its cache TTL, never under the configured floor. */
+  readonly intervalMs: number;
+}
 
 /** What a watched path reads: one cacheable GET route, or a composite view. */
 export type WatchTarget =
@@ -26,6 +39,8 @@ export type WatchTarget =
       readonly query: QueryPairs;
       /** The interfaces its parts read (the cooldown check before a poll). */
       readonly upstreams: readonly string[];
+      /** Its cached parts; the shortest of their intervals is the view's. */
+      readonly parts: readonly WatchedPart[];
       readonly intervalMs: number;
     };
 
@@ -35,6 +50,18 @@ export interface TargetContext {
   readonly upstreamOf: (route: RouteDefinition) => string | undefined;
   readonly ttlOverrides: Readonly<Record<string, number>>;
   readonly minIntervalMs: number;
+}
+
+/** A view's parameter values, or undefined when the query is not valid (the view's own call says why). */
+function viewParams(
+  view: ViewDefinition,
+  query: QueryPairs,
+): Readonly<Record<string, string | undefined>> | undefined {
+  try {
+    return readViewRequest(view, query, { defaultMs: 1, maxMs: 999_999 }).params;
+  } catch {
+    return undefined;
+  }
 }
 
 const refuse = (message: string): GatewayError =>
@@ -55,18 +82,31 @@ export function resolveTarget(path: string, ctx: TargetContext): WatchTarget {
       throw new GatewayError('NOT_FOUND', {
         message: `No view named "${item.segments[1]}"; GET /views lists them.`,
       });
-    const ttls = view.parts
-      .map((p) => (mayCache(p.route) ? resolveTtlMs(p.upstream, p.route, ctx.ttlOverrides) : undefined))
-      .filter((t): t is number => t !== undefined && t > 0);
-    if (ttls.length === 0)
+    const query = parseQuery(item.query);
+    const params = viewParams(view, query);
+    const parts: WatchedPart[] = [];
+    for (const p of view.parts) {
+      const ttl = mayCache(p.route) ? resolveTtlMs(p.upstream, p.route, ctx.ttlOverrides) : undefined;
+      if (ttl === undefined || ttl <= 0) continue;
+      const partParams = params && partPathParams(p, params);
+      parts.push({
+        name: p.name,
+        upstream: p.upstream,
+        route: p.route,
+        ...(partParams && { params: partParams }),
+        intervalMs: Math.max(ctx.minIntervalMs, ttl),
+      });
+    }
+    if (parts.length === 0)
       throw refuse(`View "${view.name}" reads no cached route, so it cannot be watched; call it instead.`);
     return {
       kind: 'view',
       key: canonicalItemUrl(item, false),
       view,
-      query: parseQuery(item.query),
+      query,
       upstreams: [...new Set(view.parts.map((p) => p.upstream))],
-      intervalMs: Math.max(ctx.minIntervalMs, Math.min(...ttls)),
+      parts,
+      intervalMs: Math.min(...parts.map((p) => p.intervalMs)),
     };
   }
   const match = ctx.matcher.matchSegments('GET', item.segments);

@@ -20,9 +20,15 @@ import { RouteCaller, type RouteCallerIdentity } from '../route-calls/route-call
 import { UsageService } from '../usage/usage.service.js';
 import { ViewsService } from '../views/views.service.js';
 import { sseEvent, watchAnswer, type WatchAnswer } from './watch-answer.js';
-import { LocalWatchFleet, RedisWatchFleet, type WatchChange, type WatchFleet } from './watch-fleet.js';
+import {
+  LocalWatchFleet,
+  RedisWatchFleet,
+  type WatchChange,
+  type WatchFleet,
+  type WatchedRow,
+} from './watch-fleet.js';
 import { resolveTarget, type WatchTarget } from './watch-target.js';
-import { WatchSchedules } from './watch-schedule.js';
+import { WatchSchedules, type PollTiming } from './watch-schedule.js';
 import { WatchMetrics, type PollOutcome } from './watch.metrics.js';
 
 export const WATCH_CLOCK = Symbol('WatchClock');
@@ -79,25 +85,43 @@ interface Resource {
   changedAt?: number;
 }
 
-/** A resource in the console's most-watched list: this replica's streams, the fleet's polls it heard. */
+/** A resource in the console's most-watched list. */
 export interface WatchedResource {
   /** The canonical path (query included). */
   readonly resource: string;
-  /** Paths of streams on this replica that watch it. */
+  /** Paths of streams that watch it on every live replica (this one's alone without Redis). */
   readonly subscribers: number;
-  /** Fresh polls of it by any replica since this one watches it (every replica hears every fresh poll). */
+  /** Of those, the paths of streams on this replica. */
+  readonly subscribersHere: number;
+  /** Fresh polls of it by any replica since a replica watches it (every replica hears every fresh poll). */
   readonly polls: number;
   /** This replica holds its lease and polls it. */
   readonly polledHere: boolean;
-  /** When this replica last heard its answer change (ISO time), or null. */
+  /** When a replica last heard its answer change (ISO time), or null. */
   readonly lastChange: string | null;
 }
+
+/** The console's most-watched list: fleet-wide through Redis, else (no Redis, or Redis away) this replica's. */
+export interface MostWatched {
+  readonly scope: 'fleet' | 'replica';
+  readonly resources: WatchedResource[];
+}
+
+/**
+ * How many of its most watched resources a replica reports to the fleet: the console shows 20, so the
+ * fleet's top is exact unless a resource is outside a replica's top 200 there and inside the fleet's 20.
+ */
+const WATCHED_REPORTED = 200;
 
 export interface OpenWatch {
   readonly consumer: Consumer;
   readonly paths: readonly string[];
   readonly lastEventId?: string;
   readonly requestId: string;
+}
+
+interface WatchedRowHere extends WatchedRow {
+  readonly holder: boolean;
 }
 
 type Fetched =
@@ -142,6 +166,9 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   /** Streams past the caps' first check, waiting for the fleet's count. */
   private opening = 0;
   private nextReportAt = 0;
+  private nextWatchedReportAt = 0;
+  /** This replica's watched resources are in the fleet's list (so an empty list must be reported too). */
+  private watchedReported = false;
   private readonly fleet: WatchFleet;
   private readonly replicaId = randomUUID();
   private matcher = new RouteMatcher([]);
@@ -216,6 +243,9 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     if (this.tickTimer) this.clock.clearTimeout(this.tickTimer);
     if (this.heartbeatTimer) this.clock.clearTimeout(this.heartbeatTimer);
     for (const s of [...this.streams]) this.close(s, true);
+    // The console stops counting this replica now, not a lease later.
+    if (this.watchedReported)
+      await this.fleet.reportWatched([], this.config.watch.leaseMs).catch(() => undefined);
     await this.fleet.close();
   }
 
@@ -438,8 +468,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     }, this.config.watch.heartbeatMs);
   }
 
-  /** The resources with the most subscribers on this replica, most first (the operator console). */
-  mostWatched(limit: number): WatchedResource[] {
+  /** This replica's watched resources, most subscribers first. */
+  private watchedHere(limit: number): WatchedRowHere[] {
     return [...this.resources.values()]
       .sort((a, b) => b.entries.size - a.entries.size || a.target.key.localeCompare(b.target.key))
       .slice(0, limit)
@@ -447,9 +477,60 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         resource: r.target.key,
         subscribers: r.entries.size,
         polls: r.heard,
-        polledHere: r.holder,
-        lastChange: r.changedAt === undefined ? null : new Date(r.changedAt).toISOString(),
+        changedAt: r.changedAt ?? 0,
+        holder: r.holder,
       }));
+  }
+
+  /**
+   * The resources with the most subscribers, most first (the operator console): over the fleet, this
+   * replica's counts with what the other live replicas last reported (a dead one's lapse after a lease).
+   */
+  async mostWatched(limit: number): Promise<MostWatched> {
+    const here = this.watchedHere(this.fleet.shared ? WATCHED_REPORTED : limit);
+    let elsewhere: readonly (readonly WatchedRow[])[] | undefined;
+    if (this.fleet.shared) elsewhere = await this.fleet.watchedElsewhere().catch(() => undefined);
+    const rows = new Map<
+      string,
+      { subscribers: number; here: number; polls: number; changedAt: number; holder: boolean }
+    >();
+    for (const r of here)
+      rows.set(r.resource, {
+        subscribers: r.subscribers,
+        here: r.subscribers,
+        polls: r.polls,
+        changedAt: r.changedAt,
+        holder: r.holder,
+      });
+    for (const replica of elsewhere ?? [])
+      for (const r of replica) {
+        const row = rows.get(r.resource);
+        if (!row)
+          rows.set(r.resource, {
+            subscribers: r.subscribers,
+            here: 0,
+            polls: r.polls,
+            changedAt: r.changedAt,
+            holder: false,
+          });
+        else {
+          row.subscribers += r.subscribers;
+          row.polls = Math.max(row.polls, r.polls);
+          row.changedAt = Math.max(row.changedAt, r.changedAt);
+        }
+      }
+    const resources = [...rows]
+      .sort(([ka, a], [kb, b]) => b.subscribers - a.subscribers || ka.localeCompare(kb))
+      .slice(0, limit)
+      .map(([resource, r]) => ({
+        resource,
+        subscribers: r.subscribers,
+        subscribersHere: r.here,
+        polls: r.polls,
+        polledHere: r.holder,
+        lastChange: r.changedAt === 0 ? null : new Date(r.changedAt).toISOString(),
+      }));
+    return { scope: elsewhere ? 'fleet' : 'replica', resources };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -510,6 +591,23 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       // This replica's counts in the fleet's caps lapse after a lease unless renewed.
       this.nextReportAt = now + lease / 3;
       work.push(this.fleet.report(new Map(this.pathsByConsumer), lease).catch(() => undefined));
+    }
+    if (
+      this.fleet.shared &&
+      now >= this.nextWatchedReportAt &&
+      (this.resources.size > 0 || this.watchedReported)
+    ) {
+      // The console's fleet-wide list: renewed like the counts above, so a dead replica's rows lapse.
+      this.nextWatchedReportAt = now + lease / 3;
+      const rows = this.watchedHere(WATCHED_REPORTED);
+      work.push(
+        this.fleet
+          .reportWatched(rows, lease)
+          .then(() => {
+            this.watchedReported = rows.length > 0;
+          })
+          .catch(() => undefined),
+      );
     }
     for (const r of this.resources.values()) {
       if (r.busy) continue;
@@ -583,15 +681,15 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       this.metrics.poll('deferred');
       return;
     }
-    // The route's TTL, or what the upstream's release calendar says (often around a release, rarely between).
-    const interval = await this.schedules.intervalMs(r.target);
+    // The route's TTL, or what the upstream's release calendar says (often around a release, rarely between);
+    // a view's, its parts'.
+    const timing = await this.schedules.timing(r.target);
+    const interval = timing.intervalMs;
     const fetched = await this.fetch(
       r.target,
       { consumer: this.poller! },
       `watch-${this.replicaId.slice(0, 8)}-${++this.polls}`,
-      // Polled sooner than the cache keeps it (around a release): the cache would answer, so ask the vendor;
-      // its answer refreshes the cache for every caller.
-      interval < r.target.intervalMs ? 'no-cache' : undefined,
+      timing,
     );
     const at = this.clock.now();
     await this.countPoll(r);
@@ -669,8 +767,11 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     target: WatchTarget,
     identity: RouteCallerIdentity,
     requestId: string,
-    cacheControl?: string,
+    timing?: PollTiming,
   ): Promise<Fetched> {
+    // Polled sooner than the cache keeps it (around a release): the cache would answer, so ask the vendor;
+    // its answer refreshes the cache for every caller. Of a view, only the parts polled so.
+    const cacheControl = timing?.noCache ? 'no-cache' : undefined;
     if (target.kind === 'route') {
       const res = await this.caller.call(identity, {
         route: target.route,
@@ -701,6 +802,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         query: target.query,
         caller: identity,
         requestId,
+        ...(timing?.noCacheParts.size && { noCacheParts: timing.noCacheParts }),
       });
       if (res.status === 200 && res.etag) {
         const parts = (JSON.parse(res.body) as { parts?: Record<string, { cache?: string }> }).parts ?? {};

@@ -154,6 +154,7 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
       await Promise.all(streams.map((s) => s.nth(1, (e) => e.event === 'answer')));
       const row = page.locator(`#watched [data-resource="${path}"]`);
       expect(await textWhen(row.locator('[data-field="subscribers"]'), /^3$/)).toBe('3');
+      expect(await row.locator('[data-field="subscribersHere"]').textContent()).toBe('3');
       expect(await row.locator('[data-field="polledBy"]').textContent()).toBe('this replica');
       expect(await row.locator('[data-field="lastChange"]').textContent()).toBe('none yet');
     } finally {

@@ -3,7 +3,8 @@ import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 import { macroWatchSchedule } from '../../src/upstreams/macro/macro.watch-schedule.js';
 import { intervalAround, WatchSchedules } from '../../src/watch/watch-schedule.js';
-import type { WatchTarget } from '../../src/watch/watch-target.js';
+import type { ViewDefinition } from '../../src/views/view-definition.js';
+import type { WatchedPart, WatchTarget } from '../../src/watch/watch-target.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const MIN = 60_000;
@@ -116,13 +117,117 @@ describe('WatchSchedules: reads the calendar through the gateway, keeps it, re-r
     expect(read).toHaveLength(2);
   });
 
-  it('an unreadable calendar, a series list and a route with no releases keep the TTL', async () => {
+  it('an unreadable calendar and a route with no releases keep the TTL', async () => {
     answer = undefined;
     expect(await schedules.intervalMs(seriesTarget('43'))).toBe(TTL);
-    expect(await schedules.intervalMs(seriesTarget('1,2'))).toBe(TTL);
     const feed: WatchTarget = { ...seriesTarget('7', 'macro.feeds.get'), key: '/macro/feeds/7' };
     expect(await schedules.intervalMs(feed)).toBe(TTL);
     expect(reads.slice(2)).toEqual(['/macro/releases/series/43']);
+  });
+});
+
+describe('WatchSchedules: series lists and views follow the calendars of the series they read', () => {
+  // Series 42 releases 09:00–10:00, series 43 12:00–13:00, series 44 has no release ahead.
+  const calendars: Record<string, unknown> = {
+    '/macro/releases/series/42': calendar('42', ['2026-01-01T09:00:00', '2026-01-01T10:00:00']),
+    '/macro/releases/series/43': calendar('43', ['2026-01-01T12:00:00', '2026-01-01T13:00:00']),
+    '/macro/releases/series/44': calendar('44'),
+  };
+  const setUp = () => {
+    const clock = new FakeClock(Date.parse('2026-01-01T06:00:00Z'));
+    const reads: string[] = [];
+    const schedules = new WatchSchedules({
+      clock,
+      config,
+      scheduleOf: (u) => (u === 'macro' ? macroWatchSchedule : undefined),
+      read: (path) => {
+        reads.push(path);
+        return Promise.resolve(calendars[path]);
+      },
+    });
+    return { clock, reads, schedules };
+  };
+  const part = (name: string, routeId: string, id: string | undefined, intervalMs = TTL): WatchedPart => ({
+    name,
+    upstream: 'macro',
+    route: route(routeId),
+    ...(id !== undefined && { params: { id } }),
+    intervalMs,
+  });
+  const viewTarget = (...parts: WatchedPart[]): WatchTarget => ({
+    kind: 'view',
+    key: '/views/v',
+    view: { name: 'v' } as ViewDefinition,
+    query: [],
+    upstreams: ['macro'],
+    parts,
+    intervalMs: Math.min(...parts.map((p) => p.intervalMs)),
+  });
+
+  it('a series list polls often around a release of any of its series, rarely between', async () => {
+    const { clock, reads, schedules } = setUp();
+    const list = seriesTarget('42,43');
+    expect(await schedules.timing(list)).toMatchObject({ intervalMs: 60 * MIN, noCache: false });
+    expect(reads).toEqual(['/macro/releases/series/42', '/macro/releases/series/43']);
+    await clock.advance(150 * MIN); // 08:30: 42's window opens (with its margin) at 08:55
+    expect(await schedules.intervalMs(list)).toBe(25 * MIN);
+    await clock.advance(30 * MIN); // 09:00: 42's release
+    expect(await schedules.timing(list)).toMatchObject({ intervalMs: 10_000, noCache: true });
+    await clock.advance(70 * MIN); // 10:10: 42 has no release ahead, so its TTL rules the list
+    expect(await schedules.intervalMs(list)).toBe(TTL);
+    expect(await schedules.intervalMs(seriesTarget('43'))).toBe(60 * MIN); // alone, 43 would wait
+    await clock.advance(110 * MIN); // 12:00: 43's release
+    expect(await schedules.intervalMs(list)).toBe(10_000);
+  });
+
+  it('a series with no release ahead in a list keeps the list at its TTL; a long list is not read', async () => {
+    const { reads, schedules } = setUp();
+    expect(await schedules.intervalMs(seriesTarget('43,44'))).toBe(TTL);
+    const long = Array.from({ length: 21 }, (_, i) => String(100 + i)).join(',');
+    expect(await schedules.intervalMs(seriesTarget(long))).toBe(TTL);
+    expect(reads).toEqual(['/macro/releases/series/43', '/macro/releases/series/44']);
+  });
+
+  it('a view of one series (data, metadata, its calendar) is timed by that series, its parts asked fresh in the window', async () => {
+    const { clock, reads, schedules } = setUp();
+    const overview = viewTarget(
+      part('data', 'macro.series.data', '42'),
+      part('metadata', 'macro.series.metadata', '42'),
+      part('releases', 'macro.releases.series', '42'),
+    );
+    const quiet = await schedules.timing(overview);
+    expect(quiet.intervalMs).toBe(60 * MIN);
+    expect([...quiet.noCacheParts]).toEqual([]);
+    expect(reads).toEqual(['/macro/releases/series/42']); // one calendar for the three parts
+    await clock.advance(175 * MIN); // 08:55
+    const around = await schedules.timing(overview);
+    expect(around).toMatchObject({ intervalMs: 10_000, noCache: true });
+    expect([...around.noCacheParts]).toEqual(['data', 'metadata', 'releases']);
+    await clock.advance(71 * MIN); // 10:06: past the window, nothing ahead: the TTL, from the cache
+    expect(await schedules.timing(overview)).toMatchObject({ intervalMs: TTL, noCache: false });
+  });
+
+  it('a view of two series follows both; a part with no calendar keeps its TTL and is never asked fresh', async () => {
+    const { clock, schedules } = setUp();
+    const feed = part('feed', 'macro.feeds.get', '7', 2 * MIN);
+    const chained = part('chained', 'macro.series.data', undefined, 3 * MIN); // its id is another part's answer
+    const pair = viewTarget(part('cpi', 'macro.series.data', '42'), part('gdp', 'macro.series.data', '43'));
+    expect(await schedules.intervalMs(pair)).toBe(60 * MIN);
+    await clock.advance(355 * MIN); // 11:55: the window of 43 opens
+    const around = await schedules.timing(pair);
+    expect(around.intervalMs).toBe(10_000);
+    expect([...around.noCacheParts]).toEqual(['gdp']);
+
+    // 42 has no release ahead (its TTL, 5 min): the feed's 2 min TTL is the shortest.
+    const mixed = viewTarget(part('cpi', 'macro.series.data', '42'), feed, chained);
+    expect(await schedules.timing(mixed)).toMatchObject({ intervalMs: 2 * MIN, noCache: false });
+    const withGdp = await schedules.timing(viewTarget(part('gdp', 'macro.series.data', '43'), feed, chained));
+    expect(withGdp.intervalMs).toBe(10_000);
+    expect([...withGdp.noCacheParts]).toEqual(['gdp']);
+    await clock.advance(71 * MIN); // 13:06: after 43's window and its margin, the parts' TTLs
+    expect(
+      await schedules.intervalMs(viewTarget(part('gdp', 'macro.series.data', '43'), feed, chained)),
+    ).toBe(2 * MIN);
   });
 });
 

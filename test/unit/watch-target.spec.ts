@@ -3,6 +3,7 @@ import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 import type { ViewDefinition } from '../../src/views/view-definition.js';
+import { parseTemplate } from '../../src/views/view-template.js';
 import { etagOf } from '../../src/core/http/etag.js';
 import { sseEvent, watchAnswer } from '../../src/watch/watch-answer.js';
 import { resolveTarget, type TargetContext } from '../../src/watch/watch-target.js';
@@ -70,6 +71,48 @@ describe('watched paths (src/watch/watch-target.ts)', () => {
     });
     expect(refusal('/views/files').code).toBe('VALIDATION_FAILED');
     expect(refusal('/views/nope').code).toBe('NOT_FOUND');
+  });
+
+  it('a view’s parts: the path parameters its own parameters give them (not those read from another part)', () => {
+    const metadata = MACRO_ROUTES.find((r) => r.id === 'macro.series.metadata')!;
+    const overview = {
+      name: 'overview',
+      params: [{ name: 'id', type: 'string', required: true }],
+      parts: [
+        {
+          name: 'data',
+          upstream: 'macro',
+          route: series,
+          path: { id: parseTemplate('{{ params.id }}') },
+          query: [],
+        },
+        {
+          name: 'next',
+          upstream: 'macro',
+          route: metadata,
+          path: { id: parseTemplate('{{ parts.data.data[0].entityId }}') },
+          query: [],
+        },
+        {
+          name: 'chart',
+          upstream: 'macro',
+          route: visual,
+          path: { id: parseTemplate('{{ params.id }}') },
+          query: [],
+        },
+      ],
+    } as unknown as ViewDefinition;
+    const c = { ...ctx({ series: 2000 }), view: () => overview };
+    const t = resolveTarget('/views/overview?id=42,43', c);
+    expect(t).toMatchObject({ kind: 'view', intervalMs: 2000 });
+    // The chart is never cached: no part of the view's timing.
+    expect(t.kind === 'view' && t.parts).toEqual([
+      { name: 'data', upstream: 'macro', route: series, params: { id: '42,43' }, intervalMs: 2000 },
+      { name: 'next', upstream: 'macro', route: metadata, intervalMs: 2000 },
+    ]);
+    // A query the view refuses: no parameters known (the first read says why).
+    const bad = resolveTarget('/views/overview?nope=1', c);
+    expect(bad.kind === 'view' && bad.parts.map((p) => p.params)).toEqual([undefined, undefined]);
   });
 
   it.each([

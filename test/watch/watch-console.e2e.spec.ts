@@ -8,14 +8,16 @@ import { ScriptedVendor } from './scripted-vendor.js';
 interface Watched {
   resource: string;
   subscribers: number;
+  subscribersHere: number;
   polls: number;
   polledHere: boolean;
   lastChange: string | null;
 }
 
 /**
- * The operator console's most-watched list (`GET /console/api/state`, `watched`): resources by this
- * replica's subscribers, most first, with the polls heard and the last change, read as an operator.
+ * The operator console's most-watched list (`GET /console/api/state`, `watched`) on a replica without Redis:
+ * resources by this replica's subscribers, most first, with the polls heard and the last change, read as an
+ * operator. Over a fleet: watch-console.redis.spec.ts.
  */
 describe('console: the most watched resources', () => {
   const operator = `op_${randomBytes(24).toString('base64url')}`;
@@ -70,7 +72,12 @@ describe('console: the most watched resources', () => {
         { what: 'the change and polls listed' },
       );
       const [top, second] = after.resources;
-      expect(top).toMatchObject({ resource: '/macro/series/31/data', subscribers: 3, polledHere: true });
+      expect(top).toMatchObject({
+        resource: '/macro/series/31/data',
+        subscribers: 3,
+        subscribersHere: 3,
+        polledHere: true,
+      });
       expect(Math.abs(Date.parse(top.lastChange!) - seen)).toBeLessThan(2000);
       // Every poll the list counts reached the vendor (the TTL equals the interval: each poll misses).
       expect(top.polls).toBeGreaterThanOrEqual(1);

@@ -16,10 +16,10 @@ describe("the macro interface's calendar hook reads the sandbox fake's /releases
   it('one window per release of the series, its from/to read as UTC', async () => {
     const rel = releases()[3];
     const id = rel.seriesIds[0];
-    const path = macroWatchSchedule.pathOf(route('macro.series.data'), { id });
+    const [path] = macroWatchSchedule.pathsOf(route('macro.series.data'), { id });
     expect(path).toBe(`/macro/releases/series/${id}`);
     const res = await fetch(
-      `${fake.url}${path!.slice('/macro'.length)}?token=sbx_macro_schedule_unit_key_4a1c`,
+      `${fake.url}${path.slice('/macro'.length)}?token=sbx_macro_schedule_unit_key_4a1c`,
     );
     expect(res.status).toBe(200);
     const windows = macroWatchSchedule.windowsOf(await res.json());

@@ -157,6 +157,7 @@
     return el('tr', { 'data-resource': w.resource }, [
       el('td', { cls: 'id', text: w.resource }),
       el('td', { 'data-field': 'subscribers', text: String(w.subscribers) }),
+      el('td', { 'data-field': 'subscribersHere', text: String(w.subscribersHere) }),
       el('td', { 'data-field': 'polls', text: String(w.polls) }),
       el('td', { 'data-field': 'polledBy', text: w.polledHere ? 'this replica' : 'another replica' }),
       el('td', {

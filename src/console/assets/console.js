@@ -57,7 +57,20 @@
       watched,
       rows.length
         ? rows.map(ns.watchedRow)
-        : [el('tr', {}, el('td', { colspan: 5, cls: 'na', text: 'nothing watched on this replica' }))],
+        : [
+            el(
+              'tr',
+              {},
+              el('td', {
+                colspan: 6,
+                cls: 'na',
+                text:
+                  s.watched && s.watched.scope === 'fleet'
+                    ? 'nothing watched in the fleet'
+                    : 'nothing watched on this replica',
+              }),
+            ),
+          ],
     );
     var missing = Object.keys(s.metrics).filter(function (k) {
       return !s.metrics[k];

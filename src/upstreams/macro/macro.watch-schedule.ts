@@ -3,7 +3,10 @@ import type { MACRO_ROUTES } from './macro.routes.js';
 
 type MacroRouteId = (typeof MACRO_ROUTES)[number]['id'];
 
-/** The routes of one series whose figures change when the vendor releases them (`{id}` is the series). */
+/**
+ * The routes of series whose answers change when the vendor releases them (`{id}` is the series, or several
+ * comma-separated), and the release calendar of a series itself: a release's status moves when it happens.
+ */
 const SERIES_ROUTES: ReadonlySet<string> = new Set<MacroRouteId>([
   'macro.series.get',
   'macro.series.data',
@@ -11,7 +14,10 @@ const SERIES_ROUTES: ReadonlySet<string> = new Set<MacroRouteId>([
   'macro.series.statistics',
   'macro.series.continuous',
   'macro.series.continuous.data',
+  'macro.releases.series',
 ]);
+/** A longer series list keeps its TTL: reading a calendar per series would cost more than it saves. */
+const MAX_CALENDARS = 20;
 
 const DAY_MS = 86_400_000;
 
@@ -32,14 +38,17 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 /**
  * The macro interface's release calendar: `GET /releases/series/{id}` answers
  * `{"data":[{"entityId","releases":[{"releaseDate","from","to","releaseStatus",…}]}]}` for a series, so a
- * watch of that series polls often around each release window and rarely between. Series lists
- * (`{id}` = `1,2,3`) and every other route keep their TTL.
+ * watch of that series polls often around each release window and rarely between. A series list
+ * (`{id}` = `1,2,3`) reads each series' calendar (one call each: the interface does not say that this call
+ * takes a list) and polls around a release of any of them; a list of more than 20 series, and every other
+ * route, keep their TTL.
  */
 export const macroWatchSchedule: WatchSchedule = {
-  pathOf(route, params) {
-    const id = params.id;
-    if (!SERIES_ROUTES.has(route.id) || !id || id.includes(',')) return undefined;
-    return `/macro/releases/series/${encodeURIComponent(id)}`;
+  pathsOf(route, params) {
+    if (!SERIES_ROUTES.has(route.id) || !params.id) return [];
+    const ids = [...new Set(params.id.split(',').map((id) => id.trim()))];
+    if (ids.length > MAX_CALENDARS || ids.some((id) => id === '')) return [];
+    return ids.map((id) => `/macro/releases/series/${encodeURIComponent(id)}`);
   },
   windowsOf(body) {
     const out: ReleaseWindow[] = [];
