@@ -24,6 +24,7 @@ import {
   BURST_HEADER,
   burstRows,
   evaluateTargets,
+  reportedFigures,
   SCENARIO_HEADER,
   scenarioRows,
   summarise,
@@ -421,6 +422,7 @@ async function main(): Promise<number> {
     ...evaluateTargets(scenarios, burstSummaries),
     ...(fleet ? fleetTargets(fleetRun?.results ?? []) : []),
   ];
+  const figures = reportedFigures(scenarios);
   const hitVsNginx = hitBesideNginx(scenarios);
 
   log('');
@@ -433,6 +435,7 @@ async function main(): Promise<number> {
     log(
       `${t.met === null ? 'n/a    ' : t.met ? 'met    ' : 'NOT MET'}  ${t.target}: ${t.measured}${t.note ? ` (${t.note})` : ''}`,
     );
+  for (const f of figures) log(`figure   ${f.figure}: ${f.measured}${f.note ? ` (${f.note})` : ''}`);
   const findings = burstSummaries.flatMap((b) => b.findings.map((f) => `${b.id}: ${f}`));
   if (findings.length)
     log('\nFindings (baseline failures, reported):\n' + findings.map((f) => `  - ${f}`).join('\n'));
@@ -508,6 +511,7 @@ async function main(): Promise<number> {
     hitBesideNginx: hitVsNginx ?? null,
     nginx: nginx.bin ? { bin: nginx.bin } : { skipped: nginx.why },
     targets,
+    figures,
     problems,
     findings,
   };
@@ -530,6 +534,7 @@ async function main(): Promise<number> {
     hitBesideNginx: hitVsNginx && hitBesideNginxLine(hitVsNginx),
     nginxSkipped: nginx.bin ? undefined : nginx.why,
     targets,
+    figures,
     problems,
     findings,
   });

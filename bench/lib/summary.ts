@@ -2,6 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import {
   BURST_HEADER,
   burstRows,
+  FIGURE_HEADER,
+  figureRows,
   markdownTable,
   median,
   SCENARIO_HEADER,
@@ -9,6 +11,7 @@ import {
   TARGET_HEADER,
   targetRows,
   type BurstSummary,
+  type FigureResult,
   type ScenarioSummary,
   type TargetResult,
 } from './report.js';
@@ -27,6 +30,8 @@ export interface SummaryInput {
   scenarios: ScenarioSummary[];
   bursts: BurstSummary[];
   targets: TargetResult[];
+  /** Comparisons without a verdict, after the guards. */
+  figures: FigureResult[];
   problems: string[];
   findings: string[];
   fleet?: FleetRun;
@@ -73,6 +78,7 @@ export function summaryMarkdown(x: SummaryInput): string {
     );
   }
   lines.push(markdownTable(TARGET_HEADER, targetRows(x.targets), false), '');
+  if (x.figures.length) lines.push(markdownTable(FIGURE_HEADER, figureRows(x.figures), false), '');
   if (x.findings.length)
     lines.push('Baseline failures in this run:', '', ...x.findings.map((f) => `- ${f}`), '');
   if (x.problems.length) lines.push('Problems in this run:', '', ...x.problems.map((p) => `- ${p}`), '');

@@ -15,14 +15,26 @@ export function defaultLogDestination(): DestinationStream {
   return override ?? stdoutDestination();
 }
 
+/** Lines are written in chunks of this many bytes at least, or after FLUSH_EVERY_MS when fewer are waiting. */
+const MIN_WRITE_BYTES = 4096;
+const FLUSH_EVERY_MS = 100;
+
 /**
- * pino's asynchronous stdout: a log line never waits on the terminal, and pino writes what is still pending
- * synchronously on exit. One per process, so every logger's lines share one order. A stalled reader may let
- * up to 16 MB wait; lines beyond are dropped and their count is logged once stdout takes lines again.
+ * pino's asynchronous stdout, buffered as pino's documentation on asynchronous logging shows: a log line
+ * never waits on the terminal, a busy gateway writes many lines per write, a quiet one's lines appear within
+ * FLUSH_EVERY_MS, and pino writes what is still pending synchronously on exit. One per process, so every
+ * logger's lines share one order. A stalled reader may let up to 16 MB wait; lines beyond are dropped and
+ * their count is logged once stdout takes lines again.
  */
 function stdoutDestination(): DestinationStream {
   if (!stdout) {
-    const dest = pino.destination({ dest: 1, sync: false, maxLength: MAX_PENDING_BYTES });
+    const dest = pino.destination({
+      dest: 1,
+      sync: false,
+      minLength: MIN_WRITE_BYTES,
+      periodicFlush: FLUSH_EVERY_MS,
+      maxLength: MAX_PENDING_BYTES,
+    });
     let failing = false;
     let dropped = 0;
     // Said once per spell of failures (a closed stdout must not flood stderr); pino already drops on EPIPE.

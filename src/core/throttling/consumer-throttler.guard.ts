@@ -2,6 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/com
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UPSTREAM_ACCESS, type UpstreamAccessMeta } from '../auth/auth.decorators.js';
+import type { Consumer } from '../auth/consumer.js';
 import { ConsumerQuota } from './consumer-quota.service.js';
 
 /**
@@ -16,15 +17,27 @@ export class ConsumerThrottlerGuard implements CanActivate {
     private readonly quota: ConsumerQuota,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  // A boolean when the quota storage answered at once (in memory): Nest's guard chain awaits only promises.
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const http = context.switchToHttp();
     const req = http.getRequest<FastifyRequest>();
     const consumer = req.consumer;
     if (consumer === undefined) return true;
     const access = this.reflector.get<UpstreamAccessMeta | undefined>(UPSTREAM_ACCESS, context.getHandler());
-    await this.quota.admit(consumer, http.getResponse<FastifyReply>(), access?.upstream ?? 'gateway');
+    const counted = this.quota.admit(
+      consumer,
+      http.getResponse<FastifyReply>(),
+      access?.upstream ?? 'gateway',
+    );
     // An end-user token's own windows (oidc.userLimits), inside the consumer's.
-    if (req.tokenSubject !== undefined) await this.quota.admitUser(consumer, req.tokenSubject);
-    return true;
+    const subject = req.tokenSubject;
+    if (counted instanceof Promise)
+      return counted.then(() => (subject === undefined ? true : this.admitUser(consumer, subject)));
+    return subject === undefined ? true : this.admitUser(consumer, subject);
+  }
+
+  private admitUser(consumer: Consumer, subject: string): boolean | Promise<boolean> {
+    const counted = this.quota.admitUser(consumer, subject);
+    return counted instanceof Promise ? counted.then(() => true) : true;
   }
 }
