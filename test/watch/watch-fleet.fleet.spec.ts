@@ -111,7 +111,7 @@ describeRedis('watch figures on a fleet of three replicas', ({ prefix, url }) =>
       {
         REDIS_URL: url,
         ATRIUM_REDIS_PREFIX: prefix,
-        UPSTREAM_MACRO_TOKEN: 'sbx_test_macro_watch_fleet_vendor',
+        UPSTREAM_MACRO_TOKEN: 'macro-watch-fleet-vendor-key',
         // The vendor budget is not what is measured here: room for the fleet's polls and the first reads.
         UPSTREAM_MACRO_RATE_PER_SEC: '1000',
         UPSTREAM_MACRO_BURST: '1000',
