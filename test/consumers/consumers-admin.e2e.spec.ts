@@ -71,13 +71,13 @@ describe('admin API /admin/consumers (one gateway, consumers in memory: no Redis
       loadConfig(
         {
           UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9',
-          UPSTREAM_MACRO_TOKEN: 'token-macro',
+          UPSTREAM_MACRO_TOKEN: 'sbx_test_consumers_admin_macro',
           UPSTREAM_COMPANY_BASE_URL: 'http://127.0.0.1:9',
-          UPSTREAM_COMPANY_TOKEN: 'token-company',
+          UPSTREAM_COMPANY_TOKEN: 'sbx_test_consumers_admin_company',
           UPSTREAM_DOCUMENTS_BASE_URL: 'http://127.0.0.1:9',
-          UPSTREAM_DOCUMENTS_TOKEN: 'token-documents',
+          UPSTREAM_DOCUMENTS_TOKEN: 'sbx_test_consumers_admin_documents',
           UPSTREAM_DEALS_BASE_URL: 'http://127.0.0.1:9',
-          UPSTREAM_DEALS_TOKEN: 'token-deals',
+          UPSTREAM_DEALS_TOKEN: 'sbx_test_consumers_admin_deals',
           ATRIUM_ADMIN_TOKEN: 'one-operator-token-aaaa',
           ATRIUM_OPERATOR_TOKEN: 'another-operator-token-bbbb',
         },

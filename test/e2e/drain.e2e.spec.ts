@@ -10,7 +10,7 @@ import { startGateway } from '../helpers/gateway.js';
  * keep-alive timeout (72 s). What the client saw is read from the raw socket.
  */
 describe('close() drains in-flight requests', () => {
-  const TOKEN = 'drain-test-macro-token-0123456789';
+  const TOKEN = 'sbx_test_drain_macro_0123456789';
   const fake = new FakeMacroUpstream({ token: TOKEN });
   const consumer = testConsumer({ id: 'drain' });
 

@@ -27,7 +27,7 @@ const BURST = 10;
 const LOCAL_SHARE = 0.25;
 const DEADLINE_MS = 5000;
 const SLACK_MS = 100;
-const TOKEN = 'hardening-fleet-macro-token-4b1e';
+const TOKEN = 'sbx_test_fleet_faults_macro_4b1e';
 /** Each writer's pause between its writes. */
 const WRITE_GAP_MS = 80;
 

@@ -33,9 +33,9 @@ const MAX_RESPONSE_BYTES = 1024 * 1024;
 const COOLDOWN_DEFAULT_S = 1;
 const COOLDOWN_MAX_S = 3;
 
-const MACRO_TOKEN = 'hardening-macro-token-c1f0a7';
-const COMPANY_TOKEN = 'hardening-company-token-77e1b2';
-const DEALS_TOKEN = 'hardening-deals-token-9a3d55';
+const MACRO_TOKEN = 'sbx_test_hardening_macro_c1f0a7';
+const COMPANY_TOKEN = 'sbx_test_hardening_company_77e1b2';
+const DEALS_TOKEN = 'sbx_test_hardening_deals_9a3d55';
 const EMIS_USER = 'hardening-user';
 const EMIS_PASSWORD = 'hardening-password-e5c2d8';
 

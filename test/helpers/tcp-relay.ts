@@ -9,6 +9,11 @@ import type { AddressInfo } from 'node:net';
  */
 export class TcpRelay {
   delayMs = 0;
+  /**
+   * Sees every chunk as it arrives, before it is held or passed on (`toClient`: from the server): a test may
+   * change `delayMs` there for what comes next, so a later chunk overtakes a held one.
+   */
+  onChunk?: (chunk: Buffer, toClient: boolean) => void;
   port = 0;
   private server?: Server;
   private readonly sockets = new Set<Socket>();
@@ -33,8 +38,8 @@ export class TcpRelay {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => undefined);
       }
-      this.relay(client, upstream);
-      this.relay(upstream, client);
+      this.relay(client, upstream, false);
+      this.relay(upstream, client, true);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -46,30 +51,36 @@ export class TcpRelay {
     this.port = (server.address() as AddressInfo).port;
   }
 
-  private relay(from: Socket, to: Socket): void {
+  private relay(from: Socket, to: Socket, toClient: boolean): void {
+    // Each chunk (null: the half-close) is due at its arrival plus the delay then, and never before the one
+    // ahead of it on this connection, so the stream stays in order when the delay changes.
+    const held: Array<{ chunk: Buffer | null; at: number }> = [];
+    let timer: NodeJS.Timeout | undefined;
+    const pass = (chunk: Buffer | null) => {
+      if (to.destroyed) return;
+      if (chunk) to.write(chunk);
+      else to.end();
+    };
+    const drain = () => {
+      if (timer) this.timers.delete(timer);
+      timer = undefined;
+      while (held.length > 0 && held[0].at <= Date.now()) pass(held.shift()!.chunk);
+      if (held.length === 0) return;
+      timer = setTimeout(drain, held[0].at - Date.now());
+      this.timers.add(timer);
+    };
+    const hold = (chunk: Buffer | null, delayMs: number) => {
+      if (delayMs <= 0 && held.length === 0) return pass(chunk);
+      held.push({ chunk, at: Math.max(Date.now() + delayMs, held.at(-1)?.at ?? 0) });
+      if (!timer) drain();
+    };
     from.on('data', (chunk: Buffer) => {
-      if (this.delayMs <= 0) {
-        if (!to.destroyed) to.write(chunk);
-        return;
-      }
-      // Same delay for every chunk: timers fire in insertion order, so the stream stays in order.
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        if (!to.destroyed) to.write(chunk);
-      }, this.delayMs);
-      this.timers.add(t);
+      const delayMs = this.delayMs;
+      this.onChunk?.(chunk, toClient);
+      hold(chunk, delayMs);
     });
     // A half-close passes on as pipe() would pass it on (after any chunk still held).
-    from.on('end', () => {
-      if (this.delayMs <= 0) to.end();
-      else {
-        const t = setTimeout(() => {
-          this.timers.delete(t);
-          to.end();
-        }, this.delayMs);
-        this.timers.add(t);
-      }
-    });
+    from.on('end', () => hold(null, this.delayMs));
   }
 
   /** Drops every connection (and every held chunk) and stops listening. */

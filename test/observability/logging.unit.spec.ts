@@ -145,7 +145,7 @@ describe('PinoNestLogger', () => {
 });
 
 describe('logging configuration', () => {
-  const base = { UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_MACRO_TOKEN: 'tok-123456' };
+  const base = { UPSTREAM_MACRO_BASE_URL: 'http://127.0.0.1:9', UPSTREAM_MACRO_TOKEN: 'sbx_test_tok_123456' };
   const env = (extra: Record<string, string>) => {
     const e: Record<string, string> = { ...extra };
     for (const n of ['MACRO', 'COMPANY', 'DOCUMENTS', 'DEALS']) {

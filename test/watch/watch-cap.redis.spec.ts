@@ -27,7 +27,7 @@ describeRedis('GET /watch: the paths cap per consumer across two replicas', ({ p
     startGateway({
       env: {
         UPSTREAM_MACRO_BASE_URL: vendor.url,
-        UPSTREAM_MACRO_TOKEN: 'macro-cap-vendor-key',
+        UPSTREAM_MACRO_TOKEN: 'sbx_test_macro_watch_cap_vendor',
         REDIS_URL: url,
         ATRIUM_REDIS_PREFIX: prefix,
         ATRIUM_CACHE_TTL_OVERRIDES: 'series=400ms',

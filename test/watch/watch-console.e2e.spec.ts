@@ -25,7 +25,7 @@ describe('console: the most watched resources', () => {
   const a = testConsumer({ id: 'watcher-a' });
   const b = testConsumer({ id: 'watcher-b' });
   const gw = withGateway({
-    upstreams: { macro: { fake: vendor, token: 'macro-vendor-key' } },
+    upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_watch_vendor' } },
     consumers: [a, b],
     env: {
       ATRIUM_OPERATOR_TOKEN: operator,

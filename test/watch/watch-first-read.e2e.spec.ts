@@ -16,7 +16,7 @@ describe('GET /watch: a first read that fails is retried', () => {
   const vendor = new ScriptedVendor();
   const watcher = testConsumer({ id: 'retry-watcher' });
   const gw = withGateway({
-    upstreams: { macro: { fake: vendor, token: 'macro-retry-vendor-key' } },
+    upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_watch_retry_vendor' } },
     consumers: [watcher],
     env: {
       ATRIUM_CACHE_TTL_OVERRIDES: `series=${INTERVAL_MS}ms`,

@@ -21,7 +21,7 @@ describe('GET /watch: polls follow the release calendar (one gateway)', () => {
   const vendor = new ScriptedVendor();
   const watcher = testConsumer({ id: 'schedule-watcher' });
   const gw = withGateway({
-    upstreams: { macro: { fake: vendor, token: 'macro-vendor-key' } },
+    upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_watch_vendor' } },
     consumers: [watcher],
     env: {
       ATRIUM_CACHE_TTL_OVERRIDES: `series=${TTL_MS}ms`,

@@ -89,7 +89,7 @@ describe('GET /watch: a client that stops reading', () => {
   const vendor = new ScriptedVendor();
   const watcher = testConsumer({ id: 'slow-watcher' });
   const gw = withGateway({
-    upstreams: { macro: { fake: vendor, token: 'macro-slow-vendor-key' } },
+    upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_watch_slow_vendor' } },
     consumers: [watcher],
     env: {
       ATRIUM_CACHE_TTL_OVERRIDES: `series=${TTL_MS}ms`,

@@ -23,7 +23,7 @@ describePostgres('GET /watch: usage per watching consumer in the ledger', (db) =
   const one = testConsumer({ id: 'usage-one' });
   const idle = testConsumer({ id: 'usage-idle' });
   const gw = withGateway({
-    upstreams: { macro: { fake: vendor, token: 'macro-usage-vendor-key' } },
+    upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_watch_usage_vendor' } },
     consumers: [both, one, idle],
     instances: 2,
     env: () => ({

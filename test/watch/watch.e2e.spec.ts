@@ -49,7 +49,7 @@ describe('GET /watch: answers, changes, resumes, refusals (one gateway)', () => 
   const all = testConsumer({ id: 'watcher' });
   const noMacro = testConsumer({ id: 'watcher-no-macro', upstreams: new Set(['company']) });
   const gw = withGateway({
-    upstreams: { macro: { fake: vendor, token: 'macro-vendor-key' } },
+    upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_watch_vendor' } },
     consumers: [all, noMacro],
     env: settings,
   });
@@ -234,7 +234,7 @@ describe('GET /watch: caps per consumer and per replica', () => {
   const a = testConsumer({ id: 'cap-a' });
   const b = testConsumer({ id: 'cap-b' });
   const gw = withGateway({
-    upstreams: { macro: { fake: vendor, token: 'macro-vendor-key' } },
+    upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_watch_vendor' } },
     consumers: [a, b],
     env: { ...settings, ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER: '2', ATRIUM_WATCH_MAX_STREAMS: '2' },
   });

@@ -33,7 +33,7 @@ describeRedis('GET /watch across two replicas sharing Redis', ({ prefix, url }) 
     startGateway({
       env: {
         UPSTREAM_MACRO_BASE_URL: vendor.url,
-        UPSTREAM_MACRO_TOKEN: 'macro-fleet-vendor-key',
+        UPSTREAM_MACRO_TOKEN: 'sbx_test_macro_watch_redis_vendor',
         REDIS_URL: url,
         ATRIUM_REDIS_PREFIX: prefix,
         ATRIUM_CACHE_TTL_OVERRIDES: `series=${TTL_MS}ms`,

@@ -50,9 +50,24 @@ const DB_POLL_MS = 1_000;
 const FILE_POLL_MS = 500;
 /** How long boot waits for Redis before serving the file's set (or none) and catching up later. */
 const BOOT_WAIT_MS = 2_000;
+/**
+ * A load or version check that failed (a command timed out while this process was busy) is tried again this
+ * soon, a few times, rather than at the next poll: the change it was for is otherwise late by a poll.
+ */
+const RETRY_MS = 200;
+const QUICK_RETRIES = 3;
 const WRITE_ATTEMPTS = 5;
 
 const digestOf = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** Whether `p` settled within `ms`. */
+const within = (p: Promise<unknown>, ms: number): Promise<boolean> => {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]).finally(() => clearTimeout(timer));
+};
 
 /**
  * Keeps the ConsumerStore in step with the source of truth. With a database (DATABASE_URL): consumers live
@@ -78,7 +93,13 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
   private readonly seed?: readonly Consumer[];
   private subscriber?: SharedRedis;
   private poll?: NodeJS.Timeout;
+  private retry?: NodeJS.Timeout;
+  private retries = 0;
+  /** The check a failure is retried with (the source's version check); unset once shut down. */
+  private recheck?: () => Promise<void>;
   private reloading?: Promise<void>;
+  /** A load was asked for while one ran (which may have read the set before the change it is for). */
+  private reloadAgain = false;
   private readonly onHup = () => void this.reloadFile('SIGHUP');
   private readonly onFileStat = (cur: Stats, prev: Stats) => {
     if (cur.mtimeMs !== prev.mtimeMs || cur.size !== prev.size || cur.ino !== prev.ino)
@@ -128,9 +149,17 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
       'consumers are kept in Redis (no DATABASE_URL): set DATABASE_URL and run `npm run consumers:to-database` ' +
         'so that an eviction or a Redis restart cannot lose them',
     );
-    this.subscribe(this.redis);
-    if (await this.redisReady(this.redis)) await this.syncFromRedis(true);
-    else
+    this.recheck = () => this.checkVersion();
+    const subscribed = this.subscribe(this.redis);
+    if (await this.redisReady(this.redis)) {
+      await this.syncFromRedis(true);
+      // Serving before the channel is subscribed would leave a change announced meanwhile to the next poll.
+      if (!(await within(subscribed, BOOT_WAIT_MS)))
+        this.logger.warn(
+          'the consumer change channel is not subscribed yet: changes made on other replicas reach this ' +
+            'one by the version poll until it is',
+        );
+    } else
       this.logger.warn(
         `Redis not reachable at boot: serving the ${this.store.all().length} consumer(s) of the ` +
           'consumers file (or none) until it is',
@@ -141,6 +170,8 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationShutdown(): Promise<void> {
     if (this.poll) clearInterval(this.poll);
+    this.recheck = undefined;
+    if (this.retry) clearTimeout(this.retry);
     await this.db?.close();
     if (this.source === 'file') {
       unwatchFile(this.config.consumersFile!, this.onFileStat);
@@ -205,6 +236,27 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
     this.version = version;
     this.loadedAt = Date.now();
     this.lastError = null;
+    this.retries = 0;
+  }
+
+  /**
+   * Runs the source's load one at a time. A load asked for while one runs gets one more after it: the running
+   * one may have read the set before the change that was announced meanwhile.
+   */
+  private serialLoad(load: (boot: boolean) => Promise<void>, boot: boolean): Promise<void> {
+    if (this.reloading) {
+      this.reloadAgain = true;
+      return this.reloading;
+    }
+    const run = async () => {
+      await load(boot);
+      while (this.reloadAgain) {
+        this.reloadAgain = false;
+        await load(false);
+      }
+    };
+    this.reloading = run().finally(() => (this.reloading = undefined));
+    return this.reloading;
   }
 
   private async redisCall<T>(call: () => Promise<T>): Promise<T> {
@@ -271,6 +323,7 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async bootFromDatabase(db: NonNullable<ConsumerDatabaseClient>): Promise<void> {
+    this.recheck = () => this.checkDatabaseVersion(db);
     db.listen(
       (v) => {
         if (v !== this.version) void this.syncFromDatabase(db, false);
@@ -291,15 +344,14 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
   private async checkDatabaseVersion(db: NonNullable<ConsumerDatabaseClient>): Promise<void> {
     try {
       if ((await db.version()) !== this.version) await this.syncFromDatabase(db, false);
+      else this.retries = 0;
     } catch (e) {
       this.noteFailure(`database: ${(e as Error).message}`);
     }
   }
 
   private syncFromDatabase(db: NonNullable<ConsumerDatabaseClient>, boot: boolean): Promise<void> {
-    if (!this.reloading)
-      this.reloading = this.loadFromDatabase(db, boot).finally(() => (this.reloading = undefined));
-    return this.reloading;
+    return this.serialLoad((b) => this.loadFromDatabase(db, b), boot);
   }
 
   private async loadFromDatabase(db: NonNullable<ConsumerDatabaseClient>, boot: boolean): Promise<void> {
@@ -319,9 +371,11 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
           );
       }
       const snap = await db.snapshot();
-      if (snap.version === this.version && !boot) return;
       // A set older than the one in force (a read that raced a change) is not installed.
-      if (snap.version < this.version) return;
+      if ((snap.version === this.version && !boot) || snap.version < this.version) {
+        this.retries = 0;
+        return;
+      }
       const list = this.parseRecords(snap.records);
       this.install(list, snap.version);
       this.logger.log(`consumers in force: ${list.length} (database version ${snap.version})`);
@@ -346,26 +400,33 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
     });
   }
 
-  private subscribe(redis: SharedRedis): void {
-    // A subscribed connection can do nothing else: a second one, which re-subscribes after a reconnect.
-    const sub = duplicateConnection(redis, { enableOfflineQueue: true });
+  /** Resolves once the channel is first subscribed and the set re-read after it. */
+  private subscribe(redis: SharedRedis): Promise<void> {
+    // A subscribed connection can do nothing else: a second one, which re-subscribes after a reconnect. No
+    // command timeout there: a SUBSCRIBE answered late (this process busy at boot) still subscribes, and
+    // failing it would skip the catch-up below.
+    const sub = duplicateConnection(redis, { enableOfflineQueue: true, commandTimeout: undefined });
     this.subscriber = sub;
     sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     sub.on('message', (_channel: string, message: string) => {
       if (Number(message) !== this.version) void this.syncFromRedis(false);
     });
-    sub.on('ready', () => {
-      sub
-        .subscribe(this.repo!.channel)
-        // Announcements sent while this replica was cut off are lost: catch up on every (re)connect.
-        .then(() => this.syncFromRedis(false))
-        .catch((e: Error) => this.logger.warn(`consumer change channel: ${e.message}`));
+    return new Promise((subscribed) => {
+      sub.on('ready', () => {
+        sub
+          .subscribe(this.repo!.channel)
+          // Announcements sent while this replica was cut off are lost: catch up on every (re)connect.
+          .then(() => this.syncFromRedis(false))
+          .catch((e: Error) => this.logger.warn(`consumer change channel: ${e.message}`))
+          .finally(() => subscribed());
+      });
     });
   }
 
   private async checkVersion(): Promise<void> {
     try {
       if ((await this.repo!.version()) !== this.version) await this.syncFromRedis(false);
+      else this.retries = 0;
     } catch (e) {
       // Down: the set in force stays; the next poll or the subscriber's reconnect catches up.
       this.noteFailure(`Redis: ${(e as Error).message}`);
@@ -374,9 +435,7 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
 
   /** Loads the set from Redis (one load at a time); at boot, seeds an empty store from the file first. */
   private syncFromRedis(boot: boolean): Promise<void> {
-    if (!this.reloading)
-      this.reloading = this.loadFromRedis(boot).finally(() => (this.reloading = undefined));
-    return this.reloading;
+    return this.serialLoad((b) => this.loadFromRedis(b), boot);
   }
 
   private async loadFromRedis(boot: boolean): Promise<void> {
@@ -406,7 +465,10 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
           );
         snap = await repo.snapshot();
       }
-      if (snap.version === this.version && !boot) return;
+      if (snap.version === this.version && !boot) {
+        this.retries = 0;
+        return;
+      }
       const list = this.parseSnapshot(snap.values);
       const before = this.version;
       this.install(list, snap.version);
@@ -422,6 +484,14 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
     if (this.lastError !== why)
       this.logger.warn(`consumers not reloaded (${why}); keeping the ${this.store.all().length} in force`);
     this.lastError = why;
+    const recheck = this.recheck;
+    if (!recheck || this.retry || this.retries >= QUICK_RETRIES) return;
+    this.retries++;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void recheck();
+    }, RETRY_MS);
+    this.retry.unref();
   }
 
   // --- File ----------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import { eventually } from '../../helpers/eventually.js';
 import { RawVendor } from '../support/raw-vendor.js';
 import { UPSTREAMS } from '../../../src/upstreams/index.js';
 
-const TOKEN = 'hardening_09_vendor_token_5b3f';
+const TOKEN = 'sbx_test_hardening_09_vendor_5b3f';
 /** The cooldown maximum of this suite (the default is 600 s; a short one lets the test see the end). */
 const MAX_SECONDS = 2;
 const DEFAULT_SECONDS = 1;

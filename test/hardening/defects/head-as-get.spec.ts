@@ -29,9 +29,9 @@ describe('HEAD answers as GET does, without a body', () => {
     gw = await startGateway({
       env: {
         UPSTREAM_MACRO_BASE_URL: `${vendor.origin}/v2`,
-        UPSTREAM_MACRO_TOKEN: 'head-test-macro-token-0123456789',
+        UPSTREAM_MACRO_TOKEN: 'sbx_test_head_macro_0123456789',
         UPSTREAM_DOCUMENTS_BASE_URL: `${vendor.origin}/news`,
-        UPSTREAM_DOCUMENTS_TOKEN: 'head-test-documents-token-0123456789',
+        UPSTREAM_DOCUMENTS_TOKEN: 'sbx_test_head_documents_0123456789',
       },
       consumers: [app.consumer],
     });

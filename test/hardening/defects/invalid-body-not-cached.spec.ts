@@ -4,7 +4,7 @@ import { testConsumer } from '../../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../../helpers/gateway.js';
 import { RawVendor } from '../support/raw-vendor.js';
 
-const TOKEN = 'hardening_07_vendor_token_c2a9';
+const TOKEN = 'sbx_test_hardening_07_vendor_c2a9';
 
 interface Garbage {
   type: string;

@@ -9,7 +9,7 @@ import { RawVendor } from '../support/raw-vendor.js';
 const DEADLINE_MS = 1500;
 /** Issue 18: no answer later than the route deadline + 100 ms. */
 const SLACK_MS = 100;
-const TOKEN = 'hardening_06_vendor_token_7d1e';
+const TOKEN = 'sbx_test_hardening_06_vendor_7d1e';
 
 /** Headers at once, then one byte every 100 ms for 5 s (a valid JSON body, had anyone waited). */
 function trickle(vendor: RawVendor, res: ServerResponse, type: string): void {
