@@ -1,5 +1,5 @@
 import { FleetHeartbeat } from './limits/fleet-heartbeat.js';
-import { duplicateConnection } from '../core/redis/redis-connection.js';
+import { subscriberConnection } from '../core/redis/redis-connection.js';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { SharedRedis } from '../core/ports/redis.port.js';
 import { Counter, type Registry } from 'prom-client';
@@ -164,9 +164,8 @@ export class UpstreamLimitsService implements OnModuleInit, OnApplicationShutdow
   }
 
   private subscribe(redis: SharedRedis): void {
-    // A subscribed connection can do nothing else: a second one, which queues its SUBSCRIBE until connected
-    // and re-subscribes by itself after a reconnect.
-    const sub = duplicateConnection(redis, { enableOfflineQueue: true });
+    // A subscribed connection can do nothing else: a second one.
+    const sub = subscriberConnection(redis);
     this.subscriber = sub;
     sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     sub.on('message', (_channel: string, message: string) => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { SharedRedis } from '../core/ports/redis.port.js';
-import { duplicateConnection } from '../core/redis/redis-connection.js';
+import { subscriberConnection } from '../core/redis/redis-connection.js';
 
 /** A change of a watched resource, as one replica tells the others. */
 export interface WatchChange {
@@ -186,8 +186,8 @@ export class RedisWatchFleet implements WatchFleet {
     onError: (what: string, e: Error) => void,
   ) {
     this.channel = `${prefix}watch:changes`;
-    // A subscribed connection does nothing else; it queues SUBSCRIBE until connected and resubscribes itself.
-    this.sub = duplicateConnection(redis, { enableOfflineQueue: true });
+    // A subscribed connection does nothing else: a second one.
+    this.sub = subscriberConnection(redis);
     this.sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     this.sub.on('message', (_channel: string, message: string) => {
       let c: WatchChange;

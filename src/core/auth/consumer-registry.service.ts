@@ -1,4 +1,4 @@
-import { duplicateConnection } from '../redis/redis-connection.js';
+import { subscriberConnection } from '../redis/redis-connection.js';
 import { createHash } from 'node:crypto';
 import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import {
@@ -402,10 +402,8 @@ export class ConsumerRegistry implements OnApplicationBootstrap, OnApplicationSh
 
   /** Resolves once the channel is first subscribed and the set re-read after it. */
   private subscribe(redis: SharedRedis): Promise<void> {
-    // A subscribed connection can do nothing else: a second one, which re-subscribes after a reconnect. No
-    // command timeout there: a SUBSCRIBE answered late (this process busy at boot) still subscribes, and
-    // failing it would skip the catch-up below.
-    const sub = duplicateConnection(redis, { enableOfflineQueue: true, commandTimeout: undefined });
+    // A subscribed connection can do nothing else: a second one, whose catch-up below runs once subscribed.
+    const sub = subscriberConnection(redis);
     this.subscriber = sub;
     sub.on('error', () => undefined); // the shared client's lifecycle logs Redis outages
     sub.on('message', (_channel: string, message: string) => {

@@ -31,6 +31,15 @@ export function duplicateConnection(client: SharedRedis, o: ConnectionOverrides)
   });
 }
 
+/**
+ * A connection for SUBSCRIBE only: it queues its SUBSCRIBE until connected and re-subscribes after a
+ * reconnect. No command timeout: a SUBSCRIBE answered late (the process busy at boot) still subscribes, and
+ * failing it would skip what the caller does once subscribed.
+ */
+export function subscriberConnection(client: SharedRedis): SharedRedis {
+  return duplicateConnection(client, { enableOfflineQueue: true, commandTimeout: undefined });
+}
+
 /** Every master of a Cluster (a SCAN must visit each), or the one server. */
 export function masters(client: SharedRedis): Redis[] {
   return isCluster(client) ? client.nodes('master') : [client];
