@@ -578,7 +578,10 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private schedule(): void {
     if (this.stopped) return;
     this.tickTimer = this.clock.setTimeout(() => {
-      void this.tick().finally(() => this.schedule());
+      // A tick that fails is logged and the next one still comes: an unhandled rejection would end the process.
+      void this.tick()
+        .catch((e: Error) => this.logger.error(`watch tick failed: ${e.message}`))
+        .finally(() => this.schedule());
     }, this.tickMs);
   }
 
