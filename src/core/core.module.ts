@@ -12,6 +12,7 @@ import { ConsumerStore } from './auth/consumer-store.service.js';
 import { TokenVerifier } from './auth/token-verifier.js';
 import { ErrorShapeRegistry } from './errors/error-shape.registry.js';
 import { GatewayExceptionFilter } from './errors/gateway-exception.filter.js';
+import { CompressedForms } from './http/compression.js';
 import { QueryValidationPipe } from './http/query-validation.pipe.js';
 import { SecretRedactor } from './logging/secret-redactor.js';
 import { ConsumerThrottlerGuard } from './throttling/consumer-throttler.guard.js';
@@ -19,7 +20,7 @@ import { ConsumerThrottlingModule } from './throttling/throttling.module.js';
 
 /**
  * Cross-cutting parts every module uses: consumers and the global guards, the query pipe, the error filter,
- * redaction.
+ * redaction, the kept compressed forms.
  */
 @Global()
 @Module({})
@@ -50,6 +51,8 @@ export class CoreModule {
         { provide: APP_PIPE, useExisting: QueryValidationPipe },
         GatewayExceptionFilter,
         { provide: APP_FILTER, useExisting: GatewayExceptionFilter },
+        // The compressed forms of cached answers, kept for this app's proxied routes.
+        CompressedForms,
       ],
       exports: [
         ConsumerThrottlingModule,
@@ -59,6 +62,7 @@ export class CoreModule {
         ConsumerRegistry,
         GatewayExceptionFilter,
         QueryValidationPipe,
+        CompressedForms,
       ],
     };
   }

@@ -13,7 +13,7 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public, UpstreamAccess } from '../core/auth/auth.decorators.js';
 import { GatewayError } from '../core/errors/gateway-error.js';
-import { sendCompressible } from '../core/http/compression.js';
+import { CompressedForms } from '../core/http/compression.js';
 import { queryPairsOf } from '../core/http/query-string.js';
 import { ROUTE_DOCS, type RouteDocsMeta, type UpstreamDocs } from '../core/ports/docs.port.js';
 import { WRITE_METHODS, type RouteDefinition } from './pipeline.types.js';
@@ -84,7 +84,10 @@ export function proxyCallOf(route: RouteDefinition, req: FastifyRequest): ProxyC
 export function createUpstreamController(table: UpstreamRouteTable, served = true): Type<unknown> {
   @Controller([...table.prefixes])
   class UpstreamController {
-    constructor(@Inject(ProxyService) readonly proxy: ProxyService) {}
+    constructor(
+      @Inject(ProxyService) readonly proxy: ProxyService,
+      @Inject(CompressedForms) readonly forms: CompressedForms,
+    ) {}
   }
   const proto = UpstreamController.prototype as unknown as Record<string, unknown>;
   const seen = new Set<string>();
@@ -95,7 +98,9 @@ export function createUpstreamController(table: UpstreamRouteTable, served = tru
     const handler = served
       ? async function (this: UpstreamController, req: FastifyRequest, reply: FastifyReply) {
           const res = await this.proxy.handle(proxyCallOf(route, req));
-          sendProxyResponse(reply, res, req.headers['if-none-match'], sendCompressible);
+          sendProxyResponse(reply, res, req.headers['if-none-match'], (r, body, etag) =>
+            this.forms.send(r, body, etag),
+          );
         }
       : // Not served (ATRIUM_UPSTREAMS): the route stays in /docs, and answers 404 before any key or quota.
         function (): never {

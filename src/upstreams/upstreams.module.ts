@@ -10,9 +10,9 @@ import { upstreamDefinitionOf, type UpstreamDeclaration } from './upstream-decla
 
 const UPSTREAM_DECLARATIONS = Symbol('UpstreamDeclarations');
 
-// One generated controller class per declaration, however many apps a process builds (tests build many).
+// One generated controller class per declaration, served or not, however many apps a process builds (tests
+// build many).
 const generated = new WeakMap<UpstreamDeclaration, Type<unknown>>();
-
 const notServed = new WeakMap<UpstreamDeclaration, Type<unknown>>();
 
 function controllersOf(d: UpstreamDeclaration): Type<unknown>[] {

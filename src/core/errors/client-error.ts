@@ -18,6 +18,10 @@ export interface ClientParseError extends Error {
 /** How long a refused connection is still read (and discarded) after its answer, so the client can read it. */
 const LINGER_MS = 2_000;
 
+/**
+ * Connections already answered (node reports what a refused client still sends again). Module level, as
+ * the renderers and heads below: handleClientError is given in the adapter's options, before any app exists.
+ */
 const answered = new WeakSet<Socket>();
 
 /**
@@ -80,6 +84,7 @@ export type HeadRenderer = (
   accept?: string,
 ) => RenderedEnvelope;
 
+/** Each server's renderer, set once by configureApp (renderParserRefusals). */
 const renderers = new WeakMap<object, HeadRenderer>();
 /** The request target a connection's first chunk started with, until a request on it is parsed. */
 const heads = new WeakMap<

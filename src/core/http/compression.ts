@@ -1,5 +1,7 @@
+import { brotliCompressSync, constants, gzipSync, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 import { negotiate } from '@fastify/accept-negotiator';
 import fastifyCompress, { type FastifyCompressOptions } from '@fastify/compress';
+import { Injectable } from '@nestjs/common';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { LRUCache } from 'lru-cache';
 
@@ -12,7 +14,12 @@ const COMPRESSIBLE = /^[^;]*(?:\/|\+)(?:json|xml)\s*(?:;|$)/i;
 /** Larger answers are compressed as a stream, on every send (their compressed forms are not kept). */
 export const COMPRESS_SYNC_MAX_BYTES = 64 * 1024;
 
-const ENCODINGS: Array<'br' | 'gzip'> = ['br', 'gzip'];
+type Encoding = 'br' | 'gzip';
+const ENCODINGS: Encoding[] = ['br', 'gzip'];
+
+/** Brotli quality 4 (the plugin's own default, stated here as the kept forms are made with it too). */
+const BROTLI_OPTIONS: BrotliOptions = { params: { [constants.BROTLI_PARAM_QUALITY]: 4 } };
+const ZLIB_OPTIONS: ZlibOptions = {};
 
 /**
  * @fastify/compress as the gateway uses it: not global (a file route's stream and a signed download pass
@@ -29,34 +36,13 @@ const OPTIONS = {
   syncThreshold: COMPRESS_SYNC_MAX_BYTES,
   encodings: ENCODINGS,
   customTypes: COMPRESSIBLE,
+  brotliOptions: BROTLI_OPTIONS,
+  zlibOptions: ZLIB_OPTIONS,
 } as const satisfies FastifyCompressOptions;
 
-/** Compressed forms kept for answers with a strong validator of their bytes, by encoding and ETag. */
-const COMPRESSED_FORMS_MAX_BYTES = 16 * 1024 * 1024;
-const compressedForms = new LRUCache<string, Buffer>({
-  maxSize: COMPRESSED_FORMS_MAX_BYTES,
-  sizeCalculation: (b, k) => b.length + k.length,
-});
-/** How often a compressed form was made and kept, and sent again as it was (this process). */
-export const compressedFormCounts = { kept: 0, reused: 0 };
-/** The key a reply's compressed form is kept under, while the plugin makes it (read by the onSend hook). */
-const formKeys = new WeakMap<FastifyReply, string>();
-
-/**
- * Registers the plugin; before any route is added (createAdapter), as it decorates each route. Its output
- * for an answer with a validator is kept (onSend), so the next cache hit sends those bytes as they are.
- */
+/** Registers the plugin; before any route is added (createAdapter), as it decorates each route. */
 export function installCompression(fastify: FastifyInstance): void {
   void fastify.register(fastifyCompress, OPTIONS);
-  fastify.addHook('onSend', (_req, reply, payload, done) => {
-    const key = formKeys.get(reply);
-    const encoding = reply.getHeader('content-encoding');
-    if (key !== undefined && Buffer.isBuffer(payload) && typeof encoding === 'string') {
-      compressedForms.set(`${encoding} ${key}`, payload);
-      compressedFormCounts.kept++;
-    }
-    done(null, payload);
-  });
 }
 
 /** Adds `Accept-Encoding` to `Vary` (once), keeping what is there (CORS's `Origin`). */
@@ -68,37 +54,81 @@ function varyOnEncoding(reply: FastifyReply): void {
 }
 
 /** The encoding @fastify/compress picks for this request (its own negotiation: `*` and x-gzip are gzip). */
-function encodingFor(reply: FastifyReply): string | undefined {
+function encodingFor(reply: FastifyReply): Encoding | undefined {
   const header = reply.request.headers['accept-encoding'];
   if (typeof header !== 'string') return undefined;
   return negotiate(header.toLowerCase().replace(/\*|x-gzip/g, 'gzip'), ENCODINGS) ?? undefined;
+}
+
+/** Whether a buffered answer of this reply's type goes through compression at all. */
+function isCompressible(reply: FastifyReply): boolean {
+  const type = reply.getHeader('content-type');
+  return typeof type === 'string' && COMPRESSIBLE.test(type);
 }
 
 /**
  * Sends a buffered answer, compressed when it is JSON or XML, over the threshold and the client accepts br
  * or gzip. Such an answer always varies on Accept-Encoding, compressed this time or not, so no shared cache
  * hands an encoding to a client that did not ask for it. Other types are sent as they are.
- *
- * `validator`: a strong ETag of exactly these bytes (a cached route's answer). Its compressed forms are made
- * once and kept: a cache hit is not compressed again (docs/frontend.md, "Compression").
  */
-export function sendCompressible(
-  reply: FastifyReply,
-  body: Buffer | string,
-  validator?: string,
-): FastifyReply {
-  const type = reply.getHeader('content-type');
-  if (typeof type !== 'string' || !COMPRESSIBLE.test(type)) return reply.send(body);
+export function sendCompressible(reply: FastifyReply, body: Buffer | string): FastifyReply {
+  if (!isCompressible(reply)) return reply.send(body);
   varyOnEncoding(reply);
-  if (validator !== undefined && Buffer.byteLength(body) >= COMPRESS_THRESHOLD_BYTES) {
-    const encoding = encodingFor(reply);
-    const kept = encoding === undefined ? undefined : compressedForms.get(`${encoding} ${validator}`);
-    if (kept !== undefined) {
-      compressedFormCounts.reused++;
-      return reply.header('content-encoding', encoding).header('content-length', kept.length).send(kept);
-    }
-    formKeys.set(reply, validator);
-  }
   reply.compress(body);
   return reply;
+}
+
+/** Makes a kept form with the options the plugin is registered with, so both give the same bytes. */
+const COMPRESS: Record<Encoding, (body: Buffer) => Buffer> = {
+  br: (body) => brotliCompressSync(body, BROTLI_OPTIONS),
+  gzip: (body) => gzipSync(body, ZLIB_OPTIONS),
+};
+
+/** Compressed forms kept for answers with a strong validator of their bytes, by encoding and ETag. */
+const COMPRESSED_FORMS_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The compressed forms of cached answers, one set per app: a cache hit is not compressed again
+ * (docs/frontend.md, "Compression"). A form is made here, in one synchronous call with the plugin's
+ * options, rather than taken from the plugin's output: its bytes are then in hand, with nothing to carry
+ * from the reply to a hook.
+ */
+@Injectable()
+export class CompressedForms {
+  private readonly forms = new LRUCache<string, Buffer>({
+    maxSize: COMPRESSED_FORMS_MAX_BYTES,
+    sizeCalculation: (b, k) => b.length + k.length,
+  });
+  /** How often a compressed form was made and kept, and sent again as it was. */
+  readonly counts = { kept: 0, reused: 0 };
+
+  /**
+   * As `sendCompressible`; `validator` is a strong ETag of exactly these bytes (a cached route's answer).
+   * Up to the plugin's synchronous size, its compressed form by the client's encoding is made once and
+   * kept; larger answers are compressed as a stream on every send, as are answers without a validator.
+   */
+  send(reply: FastifyReply, body: Buffer, validator?: string): FastifyReply {
+    if (
+      validator === undefined ||
+      body.length < COMPRESS_THRESHOLD_BYTES ||
+      body.length > COMPRESS_SYNC_MAX_BYTES ||
+      !isCompressible(reply) ||
+      // The plugin's opt-out: it then sends the answer as it is.
+      reply.request.headers['x-no-compression'] !== undefined
+    )
+      return sendCompressible(reply, body);
+    varyOnEncoding(reply);
+    const encoding = encodingFor(reply);
+    if (encoding === undefined) return reply.send(body);
+    const key = `${encoding} ${validator}`;
+    let form = this.forms.get(key);
+    if (form !== undefined) {
+      this.counts.reused++;
+    } else {
+      form = COMPRESS[encoding](body);
+      this.forms.set(key, form);
+      this.counts.kept++;
+    }
+    return reply.header('content-encoding', encoding).header('content-length', form.length).send(form);
+  }
 }

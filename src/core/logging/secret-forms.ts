@@ -458,8 +458,6 @@ function spansOf(pattern: RegExp, text: string, from?: Int32Array): Span[] {
   return spans;
 }
 
-const matchers = new WeakMap<readonly string[], SecretMatcher>();
-
 const NEVER = /(?!)/;
 
 /** One alternation of all forms, longest first (for the spans of a text known to hold one). */
@@ -468,9 +466,8 @@ function alternation(forms: readonly string[]): RegExp {
 }
 
 /**
- * The forms of a set of secrets, ready to search bytes and text in every escaping. Built once per set:
- * `SecretMatcher.for` keeps one per list instance, so a credential that hands out the same list until its
- * session changes costs one WeakMap lookup per answer.
+ * The forms of a set of secrets, ready to search bytes and text in every escaping. Built once per set by
+ * its user (the key-echo stage keeps the one of its credential's current list, the redactor its own).
  *
  * A text is searched as written (one pass of one alternation of every plain form; bytes as latin1, so each
  * byte is one character) and, when it holds an escape at all, once more decoded: every escape token of
@@ -511,16 +508,6 @@ export class SecretMatcher {
     this.anchors = [...new Set(this.forms.map(anchorOf))];
     this.textAll = alternation(this.forms);
     this.byteAll = alternation(this.byteForms);
-  }
-
-  /** The matcher of a list of secrets, built on the first call for that list instance. */
-  static for(secrets: readonly string[]): SecretMatcher {
-    let m = matchers.get(secrets);
-    if (!m) {
-      m = new SecretMatcher(secrets);
-      matchers.set(secrets, m);
-    }
-    return m;
   }
 
   get empty(): boolean {

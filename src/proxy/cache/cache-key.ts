@@ -52,16 +52,9 @@ export interface KeyContext {
   readonly family: string;
 }
 
-const scopes = new Map<string, string>();
-
+/** `upstream:credentialId:family`: the unit a write invalidates and purges select on. */
 export function scopeOf(upstream: string, credentialId: string, family: string): string {
-  const id = `${upstream}\u0000${credentialId}\u0000${family}`;
-  let s = scopes.get(id);
-  if (s === undefined) {
-    s = `${segment(upstream)}:${segment(credentialId)}:${segment(family)}`;
-    if (scopes.size < 10_000) scopes.set(id, s);
-  }
-  return s;
+  return `${segment(upstream)}:${segment(credentialId)}:${segment(family)}`;
 }
 
 /** The upstream-bound headers (names are lower case, as the request builder sets them), sorted by name. */

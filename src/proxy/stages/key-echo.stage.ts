@@ -80,6 +80,12 @@ export function keyEchoStage(opts: KeyEchoStageOptions): Stage {
   const onScrub = (count: number): void => {
     if (count > 0) record?.(count);
   };
+  // A credential hands out the same list until its secrets change: the matcher is built once per list.
+  let current: { readonly secrets: readonly string[]; readonly matcher: SecretMatcher } | undefined;
+  const matcherOf = (secrets: readonly string[]): SecretMatcher => {
+    if (current?.secrets !== secrets) current = { secrets, matcher: new SecretMatcher(secrets) };
+    return current.matcher;
+  };
 
   const scrubHeaders = (headers: Record<string, string>, matcher: SecretMatcher): Record<string, string> => {
     let out: Record<string, string> | undefined;
@@ -123,7 +129,7 @@ export function keyEchoStage(opts: KeyEchoStageOptions): Stage {
   return (next) => (req) => Promise.resolve(next(req)).then(scrubAnswer, onError);
 
   function scrubAnswer(res: ProxyResponse): ProxyResponse {
-    const matcher = SecretMatcher.for(opts.secrets());
+    const matcher = matcherOf(opts.secrets());
     if (matcher.empty) return res;
     let headers = scrubHeaders(res.headers, matcher);
     let body = res.body;
