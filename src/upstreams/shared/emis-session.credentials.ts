@@ -45,6 +45,18 @@ interface Session {
 export type SessionState = 'none' | 'active' | 'refreshing' | 'backoff';
 
 const MAX_ANSWER = 65_536;
+/** The query parameter a call carries its session in. */
+const SESSION_PARAM = 'sessionId';
+
+/**
+ * The session a call was sent with: the last `sessionId` in its query (appended last by inject, after the
+ * consumer's own were stripped), so a stale rejection is told from a fresh one without a table of calls.
+ */
+function sentWith(req: ProxyRequest): string | undefined {
+  for (let i = req.query.length - 1; i >= 0; i--)
+    if (req.query[i][0] === SESSION_PARAM) return req.query[i][1];
+  return undefined;
+}
 
 function capitalise(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
@@ -96,8 +108,6 @@ export class EmisSessionCredentials implements UpstreamCredentials {
   private closed = false;
   /** The last session the vendor accepted a call with: its rejection is an expiry, not a broken login. */
   private acceptedId?: string;
-  /** The session each request was sent with, to tell a stale rejection from a fresh one. */
-  private readonly usedBy = new WeakMap<ProxyRequest, string>();
   /** Login calls made (successful or not) and successful ones: operator facts and tests. */
   loginAttempts = 0;
   logins = 0;
@@ -137,18 +147,16 @@ export class EmisSessionCredentials implements UpstreamCredentials {
       // Renew ahead of the expiry in the background; this request still uses the live session.
       if (now >= s.refreshAt && !this.pending && now >= this.blockedUntil && !this.closed)
         this.login('renewal').catch(() => undefined);
-      this.usedBy.set(req, s.id);
-      req.query.push(['sessionId', s.id]);
+      req.query.push([SESSION_PARAM, s.id]);
       return;
     }
     return this.login(s ? 'expiry' : 'first use').then((fresh) => {
-      this.usedBy.set(req, fresh.id);
-      req.query.push(['sessionId', fresh.id]);
+      req.query.push([SESSION_PARAM, fresh.id]);
     });
   }
 
   onAccepted(req: ProxyRequest): void {
-    const used = this.usedBy.get(req);
+    const used = sentWith(req);
     if (used !== undefined && used === this.current?.id) this.acceptedId = used;
   }
 
@@ -157,7 +165,7 @@ export class EmisSessionCredentials implements UpstreamCredentials {
   }
 
   async onAuthFailure(req: ProxyRequest): Promise<boolean> {
-    const used = this.usedBy.get(req);
+    const used = sentWith(req);
     // No session was sent: the login itself failed, and it has its own backoff.
     if (used === undefined || this.closed) return false;
     // Already replaced or dropped by a concurrent request: retry with whatever comes next.
