@@ -5,10 +5,10 @@ import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
+import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 import { SseClient, type SseEvent } from '../helpers/sse.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 /** Subscribers (SSE streams) over the fleet; WATCH_FLEET_SUBSCRIBERS raises it (the figure is 1,000). */
 const SUBSCRIBERS = Number(process.env.WATCH_FLEET_SUBSCRIBERS ?? 1000);

@@ -5,7 +5,7 @@ import { eventually } from '../helpers/eventually.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 import { SseClient, type SseEvent } from '../helpers/sse.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 const TTL_MS = 400;
 const enc = encodeURIComponent;

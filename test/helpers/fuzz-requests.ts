@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import type { RouteDefinition } from '../../../src/proxy/pipeline.types.js';
-import { COMPANY_ROUTES } from '../../../src/upstreams/company/company.routes.js';
-import { DEALS_ROUTES } from '../../../src/upstreams/deals/deals.routes.js';
-import { DOCUMENTS_ROUTES } from '../../../src/upstreams/documents/documents.routes.js';
-import { MACRO_ROUTES } from '../../../src/upstreams/macro/macro.routes.js';
+import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
+import { COMPANY_ROUTES } from '../../src/upstreams/company/company.routes.js';
+import { DEALS_ROUTES } from '../../src/upstreams/deals/deals.routes.js';
+import { DOCUMENTS_ROUTES } from '../../src/upstreams/documents/documents.routes.js';
+import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 
 /**
  * Generators of hostile requests for the fuzz suite, built as raw bytes (nothing a client library would
