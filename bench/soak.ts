@@ -12,22 +12,14 @@ import { Pool } from 'undici';
 import { sandboxEnvFor } from '../src/sandbox-env.js';
 import { startSandbox } from '../src/sandbox/start-sandbox.js';
 import { UPSTREAM_NAMES, UPSTREAMS } from '../src/upstreams/index.js';
-import { ROOT } from './lib/options.js';
+import { envNumber, ROOT } from './lib/options.js';
 import { startProbedGateway } from './lib/probed-gateway.js';
 import { prng } from './lib/traffic.js';
 import type { SoakSample } from './soak-probe.js';
 
-function num(name: string, def: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return def;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < min) throw new Error(`${name} must be a number ≥ ${min}`);
-  return v;
-}
-
-const SECONDS = num('SOAK_SECONDS', 600, 20);
-const RATE = num('SOAK_RATE', 80, 1);
-const CONNECTIONS = num('SOAK_CONNECTIONS', 8, 1);
+const SECONDS = envNumber('SOAK_SECONDS', 600, 20);
+const RATE = envNumber('SOAK_RATE', 80, 1);
+const CONNECTIONS = envNumber('SOAK_CONNECTIONS', 8, 1);
 const OUT = resolve(process.env.SOAK_OUT ?? join(ROOT, 'bench/results'));
 const LIMIT_PCT = 10;
 

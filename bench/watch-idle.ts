@@ -12,22 +12,14 @@ import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FakeMacroUpstream } from '../src/sandbox/macro/fake-macro.upstream.js';
 import { runLoad, type LoadResult } from './lib/load.js';
-import { ROOT } from './lib/options.js';
+import { envNumber, ROOT } from './lib/options.js';
 import { startProbedGateway } from './lib/probed-gateway.js';
 import type { SoakSample } from './soak-probe.js';
 
-function num(name: string, def: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return def;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < min) throw new Error(`${name} must be a number ≥ ${min}`);
-  return v;
-}
-
-const STREAMS = num('WATCH_STREAMS', 10_000, 1);
-const HIT_SECONDS = num('BENCH_DURATION', 6, 1);
-const WARMUP_SECONDS = num('BENCH_WARMUP', 2, 1);
-const CONNECTIONS = num('BENCH_CONNECTIONS', 50, 1);
+const STREAMS = envNumber('WATCH_STREAMS', 10_000, 1);
+const HIT_SECONDS = envNumber('BENCH_DURATION', 6, 1);
+const WARMUP_SECONDS = envNumber('BENCH_WARMUP', 2, 1);
+const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50, 1);
 /** Streams opening at once (each reads the series through the cache as its consumer first). */
 const OPENING = 200;
 const OUT = resolve(process.env.BENCH_OUT ?? join(ROOT, 'bench/results'));
