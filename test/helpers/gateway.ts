@@ -32,6 +32,9 @@ const ROOT = resolve(__dirname, '../..');
 /** The link secret of test fleets sharing Redis that set none (the boot stops without one). */
 export const TEST_LINK_SECRET = 'test-fleet-link-secret-0123456789abcdef';
 
+const linkSecret = (env: Record<string, string | undefined>): Record<string, string> =>
+  env.REDIS_URL && !env.ATRIUM_LINK_SECRET ? { ATRIUM_LINK_SECRET: TEST_LINK_SECRET } : {};
+
 /**
  * The settings both forms start from: a free loopback port, every upstream a test does not point anywhere
  * at the discard port (configured, never called), the test fleets' link secret when Redis is shared, and
@@ -47,8 +50,7 @@ export function gatewaySettings(
       unused[`UPSTREAM_${name}_BASE_URL`] = 'http://127.0.0.1:9';
       unused[`UPSTREAM_${name}_TOKEN`] = 'unused-test-token';
     }
-  const link = env.REDIS_URL && !env.ATRIUM_LINK_SECRET ? { ATRIUM_LINK_SECRET: TEST_LINK_SECRET } : {};
-  return { PORT: '0', HOST: '127.0.0.1', ...unused, ...link, ...env };
+  return { PORT: '0', HOST: '127.0.0.1', ...unused, ...linkSecret(env), ...env };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -135,9 +137,7 @@ export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   for (const [k, v] of Object.entries(process.env))
     if (!/^(UPSTREAM_|ATRIUM_|REDIS_URL$|PORT$|HOST$|LOG_LEVEL$)/.test(k)) env[k] = v;
   // No drain delay after SIGTERM unless a test asks for one (test/fleet/rolling-restart.fleet.spec.ts).
-  // Replicas sharing Redis need one link secret (the boot stops without it).
-  const link = extra.REDIS_URL && !extra.ATRIUM_LINK_SECRET ? { ATRIUM_LINK_SECRET: TEST_LINK_SECRET } : {};
-  return { ...env, ATRIUM_DRAIN_DELAY_MS: '0', ...link, ...extra };
+  return { ...env, ATRIUM_DRAIN_DELAY_MS: '0', ...linkSecret(extra), ...extra };
 }
 
 /** A consumers file for spawned gateways, keys as SHA-256 hex as in production. */
