@@ -82,10 +82,11 @@ module.exports = {
       testPathIgnorePatterns: ['/node_modules/', '/test/hardening/'],
     }),
     tier('browser', ['**/*.chromium.spec.ts']),
-    // Its own global hooks: the shared build, and the tier's summary table (test/hardening/support/).
+    // Its own global hooks: the shared build, and the tier's summary table (in test/support/ with Jest's
+    // other hooks).
     tier('hardening', ['<rootDir>/test/hardening/**/*.spec.ts'], {
-      globalSetup: '<rootDir>/test/hardening/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/hardening/support/global-teardown.ts',
+      globalSetup: '<rootDir>/test/support/hardening.global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/hardening.global-teardown.ts',
     }),
     tier('deploy', ['**/*.deploy.spec.ts']),
     tier('bench-smoke', ['<rootDir>/test/bench/**/*.smoke.spec.ts'], {

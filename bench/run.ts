@@ -59,9 +59,10 @@ import {
 } from './lib/fleet-report.js';
 import { runFleetScenario, type FleetRun } from './lib/fleet-run.js';
 import { findNginx, startNginx } from './lib/nginx.js';
+import { perSecondAndMinute } from '../src/core/auth/consumer.js';
+import { UPSTREAM_NAMES } from '../src/upstreams/index.js';
 
 const DIST_BENCH = join(ROOT, 'dist-bench/bench');
-const UPSTREAM_NAMES = ['macro', 'company', 'documents', 'deals'] as const;
 
 function log(line: string): void {
   process.stdout.write(line + '\n');
@@ -103,10 +104,7 @@ function writeConsumers(dir: string, count: number): { file: string; keys: strin
       keyHashes: [createHash('sha256').update(key).digest('hex')],
       upstreams: [...UPSTREAM_NAMES],
       write: false,
-      limits: [
-        { name: 'per-second', ttlMs: 1000, limit: 1_000_000 },
-        { name: 'per-minute', ttlMs: 60_000, limit: 100_000_000 },
-      ],
+      limits: perSecondAndMinute(1_000_000, 100_000_000),
       weight: 1,
     })),
   };

@@ -4,33 +4,22 @@
 // reports RSS, heap, event-loop delay and open handles every second. Pass: each grows less than 10 %
 // between the second and the last tenth of the run (the second and the last minute of the 10-minute run).
 // Writes <SOAK_OUT>/soak.json and soak.svg (default bench/results).
-import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Pool } from 'undici';
-import { FakeCompanyUpstream } from '../src/sandbox/company/fake-company.upstream.js';
-import { FakeDealsUpstream } from '../src/sandbox/deals/fake-deals.upstream.js';
-import { FakeDocumentsUpstream } from '../src/sandbox/documents/fake-documents.upstream.js';
-import { FakeMacroUpstream } from '../src/sandbox/macro/fake-macro.upstream.js';
-import { baseEnv, freePort } from './lib/servers.js';
-import { ROOT } from './lib/options.js';
+import { sandboxEnvFor } from '../src/sandbox-env.js';
+import { startSandbox } from '../src/sandbox/start-sandbox.js';
+import { UPSTREAM_NAMES, UPSTREAMS } from '../src/upstreams/index.js';
+import { envNumber, ROOT } from './lib/options.js';
+import { startProbedGateway } from './lib/probed-gateway.js';
 import { prng } from './lib/traffic.js';
 import type { SoakSample } from './soak-probe.js';
 
-function num(name: string, def: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return def;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < min) throw new Error(`${name} must be a number ≥ ${min}`);
-  return v;
-}
-
-const SECONDS = num('SOAK_SECONDS', 600, 20);
-const RATE = num('SOAK_RATE', 80, 1);
-const CONNECTIONS = num('SOAK_CONNECTIONS', 8, 1);
+const SECONDS = envNumber('SOAK_SECONDS', 600, 20);
+const RATE = envNumber('SOAK_RATE', 80, 1);
+const CONNECTIONS = envNumber('SOAK_CONNECTIONS', 8, 1);
 const OUT = resolve(process.env.SOAK_OUT ?? join(ROOT, 'bench/results'));
 const LIMIT_PCT = 10;
 
@@ -146,88 +135,30 @@ function renderChart(
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'atrium-soak-'));
   const key = `atr_soak_${randomBytes(18).toString('base64url')}`;
-  const tokens = {
-    macro: `soak-macro-${randomBytes(9).toString('hex')}`,
-    company: `soak-company-${randomBytes(9).toString('hex')}`,
-    documents: `soak-docs-${randomBytes(9).toString('hex')}`,
-    deals: `soak-deals-${randomBytes(9).toString('hex')}`,
-  };
-  const macro = new FakeMacroUpstream({ token: tokens.macro });
-  const company = new FakeCompanyUpstream({ token: tokens.company });
-  const documents = new FakeDocumentsUpstream({ token: tokens.documents });
-  const deals = new FakeDealsUpstream({ token: tokens.deals });
-  await Promise.all([macro, company, documents, deals].map((f) => f.start()));
+  // Every upstream of the index played by its sandbox fake, as `npm start` wires them.
+  const sandbox = await startSandbox(UPSTREAMS);
   // The company vendor rations: 30 calls, then 429 with Retry-After 2 s, again and again (cooldowns).
-  company.behave({ rateLimit: { afterCalls: 30, retryAfterSeconds: 2 } });
+  sandbox.company.behave({ rateLimit: { afterCalls: 30, retryAfterSeconds: 2 } });
   // The deal vendor is broken: every call a 502 (vendor errors; its breaker opens and half-opens).
-  deals.behave({ failWith: { status: 502 } });
+  sandbox.deals.behave({ failWith: { status: 502 } });
 
-  const consumers = join(dir, 'consumers.json');
-  writeFileSync(
-    consumers,
-    JSON.stringify({
-      consumers: [
-        {
-          id: 'soak',
-          keyHashes: [createHash('sha256').update(key).digest('hex')],
-          upstreams: ['macro', 'company', 'documents', 'deals'],
-          write: false,
-          limits: [],
-        },
-      ],
-    }),
-  );
-  const port = await freePort();
-  const logFile = join(dir, 'gateway.log');
-  const fd = openSync(logFile, 'a');
-  const probe = pathToFileURL(join(ROOT, 'dist-bench/bench/soak-probe.js')).href;
-  const child = spawn(
-    process.execPath,
-    ['--max-semi-space-size=4', '--import', probe, join(ROOT, 'dist/main.js')],
-    {
-      cwd: ROOT,
-      env: {
-        ...baseEnv(),
-        ATRIUM_SOAK_PROBE: '1',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        ATRIUM_SANDBOX: 'off',
-        ATRIUM_CONSUMERS_FILE: consumers,
-        // A small cache reaches its byte cap in the first minute: later growth is not the cache filling up.
-        ATRIUM_CACHE_MAX_BYTES: String(8 * 1024 * 1024),
-        UPSTREAM_MACRO_BASE_URL: macro.url,
-        UPSTREAM_MACRO_TOKEN: tokens.macro,
-        UPSTREAM_COMPANY_BASE_URL: company.url,
-        UPSTREAM_COMPANY_TOKEN: tokens.company,
-        UPSTREAM_DOCUMENTS_BASE_URL: documents.url,
-        UPSTREAM_DOCUMENTS_TOKEN: tokens.documents,
-        UPSTREAM_DEALS_BASE_URL: deals.url,
-        UPSTREAM_DEALS_TOKEN: tokens.deals,
-        UPSTREAM_MACRO_RATE_PER_SEC: '1000',
-        UPSTREAM_MACRO_BURST: '1000',
-      },
-      stdio: ['ignore', fd, fd, 'ipc'],
+  const { child, url, logFile } = await startProbedGateway({
+    dir,
+    consumer: { id: 'soak', key, upstreams: UPSTREAM_NAMES },
+    logLevel: 'info',
+    env: {
+      // A small cache reaches its byte cap in the first minute: later growth is not the cache filling up.
+      ATRIUM_CACHE_MAX_BYTES: String(8 * 1024 * 1024),
+      ...sandboxEnvFor(sandbox, UPSTREAM_NAMES),
+      UPSTREAM_MACRO_RATE_PER_SEC: '1000',
+      UPSTREAM_MACRO_BURST: '1000',
     },
-  );
-  closeSync(fd);
+  });
   const samples: Array<{ at: number; sample: SoakSample }> = [];
   child.on('message', (m: { soak?: SoakSample }) => {
     if (m.soak) samples.push({ at: Date.now(), sample: m.soak });
   });
-  const url = `http://127.0.0.1:${port}`;
   const pool = new Pool(url, { connections: CONNECTIONS, keepAliveTimeout: 30_000 });
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited while starting; see ${logFile}`);
-    try {
-      const r = await pool.request({ path: '/health/live', method: 'GET' });
-      await r.body.dump();
-      break;
-    } catch {
-      if (i > 300) throw new Error('the gateway did not start in 30 s');
-      await sleep(100);
-    }
-  }
 
   // The load: CONNECTIONS workers share one schedule of RATE requests per second.
   const auth = { authorization: `Bearer ${key}` };
@@ -314,7 +245,7 @@ async function main(): Promise<void> {
   child.kill('SIGTERM');
   await Promise.race([exited, sleep(15_000)]);
   if (child.exitCode === null) child.kill('SIGKILL');
-  await Promise.all([macro, company, documents, deals].map((f) => f.close()));
+  await sandbox.close();
 
   // The comparison: the second tenth of the run against the last tenth (minutes 2 and 10 of a 10-minute run).
   const points: Point[] = samples

@@ -23,7 +23,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ThrottlerModule, ThrottlerStorageService, type ThrottlerStorage } from '@nestjs/throttler';
 import { Counter, Registry } from 'prom-client';
 import { createAdapter, configureApp, NEST_APP_OPTIONS } from '../src/configure-app.js';
-import type { Consumer } from '../src/core/auth/consumer.js';
+import { perSecondAndMinute, type Consumer } from '../src/core/auth/consumer.js';
 import { CONSUMER_STORE, ConsumerAuthGuard } from '../src/core/auth/consumer-auth.guard.js';
 import { ConsumerStore } from '../src/core/auth/consumer-store.service.js';
 import { ErrorShapeRegistry } from '../src/core/errors/error-shape.registry.js';
@@ -50,10 +50,7 @@ function hotConsumer(): Consumer {
     keyHashes: [createHash('sha256').update(HOT_KEY).digest()],
     upstreams: new Set(['macro']),
     write: false,
-    limits: [
-      { name: 'per-second', ttlMs: 1000, limit: 10_000_000 },
-      { name: 'per-minute', ttlMs: 60_000, limit: 100_000_000 },
-    ],
+    limits: perSecondAndMinute(10_000_000, 100_000_000),
     weight: 1,
     reservedShare: 0,
     corsOrigins: [],

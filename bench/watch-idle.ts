@@ -4,31 +4,22 @@
 // collection, then opens WATCH_STREAMS idle `GET /watch` streams (one socket each, all watching one series),
 // measures memory again, and runs the same hit load beside them. Per stream = the growth over the streams.
 // Writes <BENCH_OUT>/watch-idle.json (default bench/results) and prints the table of docs/performance.md.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { FakeMacroUpstream } from '../src/sandbox/macro/fake-macro.upstream.js';
 import { runLoad, type LoadResult } from './lib/load.js';
-import { ROOT } from './lib/options.js';
-import { baseEnv, freePort } from './lib/servers.js';
+import { envNumber, ROOT } from './lib/options.js';
+import { startProbedGateway } from './lib/probed-gateway.js';
 import type { SoakSample } from './soak-probe.js';
 
-function num(name: string, def: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return def;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < min) throw new Error(`${name} must be a number ≥ ${min}`);
-  return v;
-}
-
-const STREAMS = num('WATCH_STREAMS', 10_000, 1);
-const HIT_SECONDS = num('BENCH_DURATION', 6, 1);
-const WARMUP_SECONDS = num('BENCH_WARMUP', 2, 1);
-const CONNECTIONS = num('BENCH_CONNECTIONS', 50, 1);
+const STREAMS = envNumber('WATCH_STREAMS', 10_000, 1);
+const HIT_SECONDS = envNumber('BENCH_DURATION', 6, 1);
+const WARMUP_SECONDS = envNumber('BENCH_WARMUP', 2, 1);
+const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50, 1);
 /** Streams opening at once (each reads the series through the cache as its consumer first). */
 const OPENING = 200;
 const OUT = resolve(process.env.BENCH_OUT ?? join(ROOT, 'bench/results'));
@@ -107,60 +98,23 @@ async function main(): Promise<void> {
   const token = `watch-macro-${randomBytes(9).toString('hex')}`;
   const macro = new FakeMacroUpstream({ token });
   await macro.start();
-  const consumers = join(dir, 'consumers.json');
-  writeFileSync(
-    consumers,
-    JSON.stringify({
-      consumers: [
-        {
-          id: 'watch-bench',
-          keyHashes: [createHash('sha256').update(key).digest('hex')],
-          upstreams: ['macro'],
-          write: false,
-          limits: [],
-        },
-      ],
-    }),
-  );
-  const port = await freePort();
-  const logFile = join(dir, 'gateway.log');
-  const fd = openSync(logFile, 'a');
-  const probe = pathToFileURL(join(ROOT, 'dist-bench/bench/soak-probe.js')).href;
-  const child = spawn(
-    process.execPath,
-    ['--max-semi-space-size=4', '--expose-gc', '--import', probe, join(ROOT, 'dist/main.js')],
-    {
-      cwd: ROOT,
+  const sockets: Socket[] = [];
+  let child: ChildProcess | undefined;
+  try {
+    const gateway = await startProbedGateway({
+      dir,
+      consumer: { id: 'watch-bench', key, upstreams: ['macro'] },
+      logLevel: 'warn',
+      nodeArgs: ['--expose-gc'],
       env: {
-        ...baseEnv(),
-        ATRIUM_SOAK_PROBE: '1',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        ATRIUM_SANDBOX: 'off',
-        ATRIUM_CONSUMERS_FILE: consumers,
         UPSTREAM_MACRO_BASE_URL: macro.url,
         UPSTREAM_MACRO_TOKEN: token,
         ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER: String(Math.min(10_000, STREAMS)),
         ATRIUM_WATCH_MAX_STREAMS: String(STREAMS + 100),
       },
-      stdio: ['ignore', fd, fd, 'ipc'],
-    },
-  );
-  closeSync(fd);
-  const url = `http://127.0.0.1:${port}`;
-  const sockets: Socket[] = [];
-  try {
-    for (let i = 0; ; i++) {
-      if (child.exitCode !== null) throw new Error(`the gateway exited while starting; see ${logFile}`);
-      const up = await fetch(`${url}/health/live`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (up) break;
-      if (i > 300) throw new Error('the gateway did not start in 30 s');
-      await sleep(100);
-    }
+    });
+    child = gateway.child;
+    const { url, port } = gateway;
     const headers = { authorization: `Bearer ${key}` };
     for (const p of [HIT, WATCHED]) {
       const r = await fetch(url + p, { headers });
@@ -223,7 +177,7 @@ async function main(): Promise<void> {
     console.log(lines.join('\n'));
   } finally {
     for (const s of sockets) s.destroy();
-    child.kill('SIGTERM');
+    child?.kill('SIGTERM');
     await macro.close();
     rmSync(dir, { recursive: true, force: true });
   }

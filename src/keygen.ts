@@ -14,6 +14,7 @@
 //   --json                      print {"key": …, "entry": …} only (for scripts)
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { perSecondAndMinute } from './core/auth/consumer.js';
 import { UPSTREAM_NAMES } from './upstreams/index.js';
 
 /** What the command prints and its exit status (2: a bad argument, nothing printed on stdout). */
@@ -80,10 +81,10 @@ function entryFor(args: readonly string[], known: readonly string[], now: () => 
     if (!Number.isInteger(n) || n <= 0) die(`--${name} must be a positive whole number`);
     return n;
   };
-  const limits = [
-    { name: 'per-second', ttlMs: 1000, limit: positive('per-second', o['per-second']) },
-    { name: 'per-minute', ttlMs: 60_000, limit: positive('per-minute', o['per-minute']) },
-  ];
+  const limits = perSecondAndMinute(
+    positive('per-second', o['per-second']),
+    positive('per-minute', o['per-minute']),
+  );
 
   const corsOrigins = o.cors
     .split(',')

@@ -70,6 +70,11 @@ function num(env: NodeJS.ProcessEnv, name: string, def: number, min: number): nu
   return v;
 }
 
+/** A numeric setting of a bench script from the process environment: `def` when unset. */
+export function envNumber(name: string, def: number, min: number): number {
+  return num(process.env, name, def, min);
+}
+
 function list(raw: string | undefined): string[] {
   return (raw ?? '')
     .split(',')

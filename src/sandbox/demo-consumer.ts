@@ -1,7 +1,7 @@
 // The one consumer of a sandbox boot without a consumers file: every interface, writes allowed, and any
 // local development origin for browser apps (a sandbox-only allowance; production lists origins).
 import { randomBytes } from 'node:crypto';
-import type { Consumer } from '../core/auth/consumer.js';
+import { perSecondAndMinute, type Consumer } from '../core/auth/consumer.js';
 import { sha256 } from '../core/auth/consumer-store.service.js';
 
 export const DEMO_CONSUMER_ID = 'demo';
@@ -12,10 +12,7 @@ export function demoConsumer(key: string, upstreams: readonly string[]): Consume
     keyHashes: [sha256(key)],
     upstreams: new Set(upstreams),
     write: true,
-    limits: [
-      { name: 'per-second', ttlMs: 1000, limit: 50 },
-      { name: 'per-minute', ttlMs: 60_000, limit: 1000 },
-    ],
+    limits: perSecondAndMinute(50, 1000),
     weight: 1,
     reservedShare: 0,
     corsOrigins: [],

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { cleanEnv } from '../helpers/processes.js';
+import { cleanEnv } from '../helpers/gateway.js';
 import { describeNeeding, TEST_REDIS_URL } from '../helpers/system-parts.js';
 
 const ROOT = resolve(__dirname, '../..');

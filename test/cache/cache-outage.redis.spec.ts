@@ -2,9 +2,8 @@ import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../../src/core/ports/metrics.port.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { withGateway } from '../helpers/with-gateway.js';
 import { eventually } from '../helpers/eventually.js';
 import { RedisServer } from '../helpers/redis-server.js';
 

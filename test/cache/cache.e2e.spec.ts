@@ -2,8 +2,7 @@ import type { Registry } from 'prom-client';
 import { METRICS_REGISTRY } from '../../src/core/ports/metrics.port.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, startGateway, withGateway } from '../helpers/gateway.js';
 import { burst, sha256Hex } from '../helpers/burst.js';
 import { eventually } from '../helpers/eventually.js';
 

@@ -1,9 +1,8 @@
 import { Redis } from 'ioredis';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import type { SpawnedGateway } from '../helpers/processes.js';
+import { type SpawnedGateway, withGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { withGateway } from '../helpers/with-gateway.js';
 import { burst, sha256Hex } from '../helpers/burst.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_fleet_cache_5e0f';

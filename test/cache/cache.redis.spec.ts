@@ -2,9 +2,8 @@ import { Redis } from 'ioredis';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type GatewayHandle } from '../helpers/gateway.js';
+import { type GatewayHandle, http, withGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { withGateway } from '../helpers/with-gateway.js';
 import { burst, sha256Hex } from '../helpers/burst.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_redis_cache_91ab';

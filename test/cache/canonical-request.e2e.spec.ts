@@ -3,9 +3,8 @@ import { nestPathOf } from '../../src/proxy/request-builder.js';
 import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { UPSTREAMS, type UpstreamName } from '../../src/upstreams/index.js';
 import { testConsumer } from '../helpers/consumers.js';
-import type { HttpResult } from '../helpers/gateway.js';
-import { RecordingUpstream, type ReceivedRequest } from '../helpers/recording-upstream.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { type HttpResult, withGateway } from '../helpers/gateway.js';
+import { answerOk, ScriptedUpstream, type ScriptedRequest } from '../helpers/scripted-upstream.js';
 
 /** The URL Nest routes `route` at under `prefix` (no trailing slash). */
 const routeUrlOf = (prefix: string, route: { path: string }): string =>
@@ -19,9 +18,9 @@ const routeUrlOf = (prefix: string, route: { path: string }): string =>
  */
 
 const NAMES: UpstreamName[] = ['macro', 'company', 'documents', 'deals'];
-const vendors = Object.fromEntries(NAMES.map((n) => [n, new RecordingUpstream()])) as Record<
+const vendors = Object.fromEntries(NAMES.map((n) => [n, new ScriptedUpstream(answerOk)])) as Record<
   UpstreamName,
-  RecordingUpstream
+  ScriptedUpstream
 >;
 
 interface Cacheable {
@@ -176,12 +175,12 @@ const routeId: fc.Arbitrary<string> = pick(NAMES).chain((n) =>
 );
 
 /** What decides the vendor's answer: everything it received but per-request tracing and the connection. */
-function vendorView(r: ReceivedRequest): string {
+function vendorView(r: ScriptedRequest): string {
   const skip = new Set(['x-request-id', 'traceparent', 'tracestate', 'host', 'connection']);
   const headers = Object.entries(r.headers)
     .filter(([k]) => !skip.has(k))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return JSON.stringify([r.method, r.target, headers]);
+  return JSON.stringify([r.method, r.url, headers]);
 }
 
 describe('one canonical request: a shared cache entry exactly when the vendor is asked the same', () => {
@@ -189,7 +188,7 @@ describe('one canonical request: a shared cache entry exactly when the vendor is
   const gw = withGateway({
     upstreams: Object.fromEntries(
       NAMES.map((n) => [n, { fake: vendors[n], token: `sbx_${n}_canonical_key_0001` }]),
-    ) as Record<UpstreamName, { fake: RecordingUpstream; token: string }>,
+    ) as Record<UpstreamName, { fake: ScriptedUpstream; token: string }>,
     env: Object.fromEntries(NAMES.map((n) => [`UPSTREAM_${n.toUpperCase()}_RATE_PER_SEC`, '100000'])),
     consumers: [consumer],
   });
@@ -217,17 +216,17 @@ describe('one canonical request: a shared cache entry exactly when the vendor is
   async function compare(c: Cacheable, a: Spelling, b: Spelling) {
     const vendor = vendors[c.upstream];
     const runId = run++;
-    const before = vendor.received.length;
+    const before = vendor.requests.length;
     const ra = await send(urlOf(c, a, runId), a);
     if (ra.status !== 200) return undefined;
     expect(ra.headers['x-cache']).toBe('MISS');
-    const viewA = vendorView(vendor.received[vendor.received.length - 1]);
-    expect(vendor.received.length).toBe(before + 1);
+    const viewA = vendorView(vendor.requests[vendor.requests.length - 1]);
+    expect(vendor.requests.length).toBe(before + 1);
     const rb = await send(urlOf(c, b, runId), b);
     if (rb.status !== 200) return undefined;
     const shared = rb.headers['x-cache'] === 'HIT';
     if (shared) await send(urlOf(c, b, runId), b, true);
-    const viewB = vendorView(vendor.received[vendor.received.length - 1]);
+    const viewB = vendorView(vendor.requests[vendor.requests.length - 1]);
     compared[c.upstream]++;
     return { shared, viewA, viewB };
   }

@@ -1,5 +1,5 @@
 import { testConsumer } from '../helpers/consumers.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { withGateway } from '../helpers/gateway.js';
 
 /**
  * A GET asked again: answered from the cache with the same bytes, except where the request says otherwise

@@ -4,8 +4,7 @@ import { UPSTREAMS } from '../../src/upstreams/index.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { captureDestination, recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, type HttpResult, withGateway } from '../helpers/gateway.js';
 import { FakeIdentityProvider } from '../helpers/identity-provider.js';
 
 const TOKEN = 'sbx_macro_consumers_admin_0b7e';

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway, writeConsumersFile } from '../helpers/with-gateway.js';
+import { http, withGateway, writeConsumersFile } from '../helpers/gateway.js';
 
 const TOKEN = 'sbx_macro_consumers_file_51ad';
 const OPERATOR = 'operator-token-consumers-file-8e02';

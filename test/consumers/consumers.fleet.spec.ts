@@ -3,9 +3,8 @@ import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.j
 import { recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
+import { http, type HttpResult, withGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { withGateway } from '../helpers/with-gateway.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 
 const TOKEN = 'sbx_macro_consumers_fleet_7a21';

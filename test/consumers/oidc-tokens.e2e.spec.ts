@@ -3,9 +3,8 @@ import { parseConsumer } from '../../src/core/auth/consumer-record.js';
 import type { Consumer } from '../../src/core/auth/consumer.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
+import { http, type HttpResult, withGateway } from '../helpers/gateway.js';
 import { FakeIdentityProvider } from '../helpers/identity-provider.js';
-import { withGateway } from '../helpers/with-gateway.js';
 import { recordSecret } from '../observability/log-capture.js';
 
 const TOKEN = 'sbx_macro_oidc_secret_7c2d';

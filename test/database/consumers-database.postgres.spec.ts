@@ -2,9 +2,8 @@ import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.j
 import { recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, startGateway, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
+import { type GatewayHandle, http, type HttpResult, startGateway, withGateway } from '../helpers/gateway.js';
 import { databaseClient, describePostgres } from '../helpers/postgres.js';
-import { withGateway } from '../helpers/with-gateway.js';
 
 const TOKEN = 'sbx_macro_consumers_db_51f3';
 const OPERATOR = 'operator-token-consumers-db-9e27';

@@ -7,11 +7,10 @@ import { RedisConsumerRepository } from '../../src/core/auth/redis-consumer.repo
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
+import { http, type HttpResult, withGateway } from '../helpers/gateway.js';
 import { databaseClient, databaseUrl, describePostgres } from '../helpers/postgres.js';
 import { SYSTEM_PARTS, TEST_REDIS_URL } from '../helpers/system-parts.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { writeSuiteResults } from '../hardening/support/results.js';
+import { writeSuiteResults } from '../helpers/results.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 
 const TOKEN = 'sbx_macro_db_loss_0c6e';

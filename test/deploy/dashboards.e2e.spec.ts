@@ -8,8 +8,7 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { parsePrometheusText, type ParsedMetrics } from '../observability/prometheus-text.js';
 import { schemaProblems, typeProblems } from './kube-schemas.js';
 

@@ -3,7 +3,7 @@ import { request as undiciRequest } from 'undici';
 import { CompressedForms } from '../../src/core/http/compression.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { withGateway } from '../helpers/gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_compress_secret_93f0';
 

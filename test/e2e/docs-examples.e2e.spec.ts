@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { testConsumer } from '../helpers/consumers.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { withGateway } from '../helpers/gateway.js';
 
 // Every curl example of README.md and docs/*.md works as written (issue 30): each ```bash block's curl
 // commands run with the real curl against a sandbox gateway, the gateway's address (http://127.0.0.1:3000,

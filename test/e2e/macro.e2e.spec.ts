@@ -1,8 +1,7 @@
 import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, rawGet } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, rawGet, withGateway } from '../helpers/gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_upstream_secret_4f9a2c';
 

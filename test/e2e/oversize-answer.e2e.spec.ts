@@ -1,8 +1,7 @@
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/eventually.js';
-import { withGateway } from '../helpers/with-gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_oversize_secret_71c4';
 const CAP = 256 * 1024;

@@ -8,8 +8,7 @@ import { UPSTREAMS } from '../../src/upstreams/index.js';
 import { UPSTREAM_NAMES } from '../../src/upstreams/index.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http } from '../helpers/gateway.js';
-import { cleanEnv, spawnGateway } from '../helpers/processes.js';
+import { cleanEnv, http, spawnGateway } from '../helpers/gateway.js';
 
 jest.setTimeout(60_000);
 

@@ -1,8 +1,7 @@
 import { connect } from 'node:net';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_small_refusals_secret_5d2e';
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -3,9 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
-import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
-import { writeConsumersFile } from '../helpers/with-gateway.js';
+import { cleanEnv, http, type SpawnedGateway, spawnGateway, writeConsumersFile } from '../helpers/gateway.js';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 

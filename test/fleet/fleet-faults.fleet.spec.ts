@@ -4,13 +4,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testConsumer } from '../helpers/consumers.js';
-import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
+import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
 import { met as waitFor } from '../helpers/eventually.js';
-import { call, checkEnvelope, type Answer } from '../hardening/support/gateway-client.js';
+import { call, checkEnvelope, type Answer } from '../helpers/gateway-client.js';
 import { RedisServer } from '../helpers/redis-server.js';
-import { writeSuiteResults, type CaseResult } from '../hardening/support/results.js';
-import { ScriptedUpstream, sendJson, type ScriptContext } from '../hardening/support/scripted-upstream.js';
+import { writeSuiteResults, type CaseResult } from '../helpers/results.js';
+import { ScriptedUpstream, sendJson, type ScriptContext } from '../helpers/scripted-upstream.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 
 // Fleet faults (issue 18, "what to build" 2): three `node dist/main.js` replicas sharing a private Redis

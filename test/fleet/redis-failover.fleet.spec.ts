@@ -4,13 +4,18 @@ import { join } from 'node:path';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
-import { cleanEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
+import {
+  cleanEnv,
+  http,
+  type HttpResult,
+  type SpawnedGateway,
+  spawnGateway,
+  writeConsumersFile,
+} from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { writeConsumersFile } from '../helpers/with-gateway.js';
 import { RedisCluster, redisCli } from '../helpers/redis-cluster.js';
 import { RedisServer } from '../helpers/redis-server.js';
-import { writeSuiteResults, type CaseResult } from '../hardening/support/results.js';
+import { writeSuiteResults, type CaseResult } from '../helpers/results.js';
 
 // Fleet failover: three `node dist/main.js` replicas under steady load (hits, misses, writes with unique
 // markers) while their Redis fails: a Cluster master killed, a Sentinel master killed, or the one server gone

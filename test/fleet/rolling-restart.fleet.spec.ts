@@ -7,7 +7,7 @@ import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.j
 import { eventually } from '../helpers/eventually.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { describeRedis } from '../helpers/redis.js';
-import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
+import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/gateway.js';
 
 /**
  * The balancer: round robin over the replicas whose readiness probe last answered 200 (probed every 100 ms,

@@ -1,8 +1,7 @@
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { labsModule, withExtraUpstreams } from './support/frontend-gateway.js';
+import { http, type HttpResult, withGateway } from '../helpers/gateway.js';
+import { labsModule, withExtraUpstreams } from '../helpers/labs-interface.js';
 
 const MACRO_TOKEN = 'sbx_macro_batch_secret_91c2';
 const LABS_TOKEN = 'sbx_labs_batch_secret_77ad';

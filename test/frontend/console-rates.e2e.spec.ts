@@ -3,8 +3,7 @@ import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.j
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 
 const MACRO_TOKEN = 'sbx_macro_console_rates_8a1f';
 const DEALS_TOKEN = 'sbx_deals_console_rates_2c7e';

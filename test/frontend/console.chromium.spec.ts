@@ -7,11 +7,9 @@ import { recordSecret } from '../observability/log-capture.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { SseClient } from '../helpers/sse.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { launchChromium } from './support/chromium.js';
-import { textWhen } from './support/eventually.js';
+import { launchChromium, textWhen } from '../helpers/chromium.js';
 
 /**
  * The operator console end to end in real headless Chromium (Debian's package, driven by playwright-core):

@@ -5,8 +5,7 @@ import { loadConsumersFile } from '../../src/core/auth/consumer-store.service.js
 import { demoConsumer } from '../../src/sandbox/demo-consumer.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway, writeConsumersFile } from '../helpers/with-gateway.js';
+import { http, withGateway, writeConsumersFile } from '../helpers/gateway.js';
 
 const TOKEN = 'sbx_macro_cors_sandbox_7c2d';
 const LISTED = 'http://localhost:5173';

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { withGateway } from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { launchChromium } from './support/chromium.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 const TOKEN = 'sbx_macro_cors_browser_secret_8e21';
 

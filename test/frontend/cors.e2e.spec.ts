@@ -1,7 +1,6 @@
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, type HttpResult, withGateway } from '../helpers/gateway.js';
 
 const TOKEN = 'sbx_macro_cors_secret_3b1e';
 const APP = 'https://app.example';

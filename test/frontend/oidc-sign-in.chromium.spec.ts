@@ -6,8 +6,8 @@ import type { Consumer } from '../../src/core/auth/consumer.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { FakeIdentityProvider } from '../helpers/identity-provider.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { launchChromium } from './support/chromium.js';
+import { withGateway } from '../helpers/gateway.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 const TOKEN = 'sbx_macro_oidc_browser_secret_41d9';
 const CLIENT_ID = 'dashboard-web';

@@ -8,10 +8,9 @@ import ts from 'typescript';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { withGateway } from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { launchChromium } from './support/chromium.js';
-import { textWhen } from './support/eventually.js';
+import { launchChromium, textWhen } from '../helpers/chromium.js';
 
 const ROOT = resolve(__dirname, '../..');
 const TOKEN = 'sbx_macro_watch_page_secret_71f3';

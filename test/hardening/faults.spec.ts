@@ -5,8 +5,8 @@ import { ProxyService } from '../../src/proxy/proxy.service.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { met as waitFor } from '../helpers/eventually.js';
-import { call, checkEnvelope, type Answer } from './support/gateway-client.js';
-import { writeSuiteResults, type CaseResult } from './support/results.js';
+import { call, checkEnvelope, type Answer } from '../helpers/gateway-client.js';
+import { writeSuiteResults, type CaseResult } from '../helpers/results.js';
 import {
   emisLogin,
   oversize,
@@ -17,10 +17,10 @@ import {
   trickle,
   type Script,
   type ScriptContext,
-} from './support/scripted-upstream.js';
+} from '../helpers/scripted-upstream.js';
 
 // Faults from the vendor side (issue 18, "what to build" 1). One table of cases; each runs against a fresh
-// in-process gateway in front of a scripted fake vendor (test/hardening/support/scripted-upstream.ts) and
+// in-process gateway in front of a scripted fake vendor (test/helpers/scripted-upstream.ts) and
 // is judged on four things: the documented envelope and status, no answer later than the route deadline +
 // 100 ms, nothing invalid cached (the repeat after the vendor recovers is a fresh, valid answer), and the
 // gateway's sockets back to baseline (nothing left in progress at the vendor, every vendor socket idle in

@@ -21,10 +21,10 @@ import {
   namedInterface,
   type FuzzRequest,
   type FuzzTokens,
-} from './support/fuzz-requests.js';
-import { checkEnvelope } from './support/gateway-client.js';
-import { exchange, type RawResponse } from './support/raw-http.js';
-import { writeSuiteResults } from './support/results.js';
+} from '../helpers/fuzz-requests.js';
+import { checkEnvelope } from '../helpers/gateway-client.js';
+import { exchange, type RawResponse } from '../helpers/raw-http.js';
+import { writeSuiteResults } from '../helpers/results.js';
 
 // Fuzzing (issue 18, "what to build" 3): fast-check generates hostile requests as raw bytes (paths, queries,
 // headers and bodies of the four interfaces, POST /batch, the admin API and the gateway's own endpoints;

@@ -5,10 +5,16 @@ import { testConsumer } from '../helpers/consumers.js';
 import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { captureDir, recordSecret } from '../observability/log-capture.js';
 import { eventually } from '../helpers/eventually.js';
-import { call, type Answer } from './support/gateway-client.js';
-import { writeSuiteResults, type CaseResult } from './support/results.js';
-import { ScriptedUpstream, sendJson, sendText, type ScriptContext } from './support/scripted-upstream.js';
-import { ESCAPINGS, findDecoded, findSecrets, secretForms, type SecretForm } from './support/secret-forms.js';
+import { call, type Answer } from '../helpers/gateway-client.js';
+import { writeSuiteResults, type CaseResult } from '../helpers/results.js';
+import { ScriptedUpstream, sendJson, sendText, type ScriptContext } from '../helpers/scripted-upstream.js';
+import {
+  ESCAPINGS,
+  findDecoded,
+  findSecrets,
+  secretForms,
+  type SecretForm,
+} from '../helpers/secret-forms.js';
 
 // Leaks (issue 18, "what to build" 4): hostile fake vendors echo the credential they received — our keys,
 // the EMIS session id, the EMIS password — in bodies, headers, redirects, download links, files and error

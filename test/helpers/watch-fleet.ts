@@ -4,7 +4,7 @@
 // passes that in; this module imports nothing test-only (no Jest), which lets the bench build it.
 import { Redis } from 'ioredis';
 import { request } from 'undici';
-import { ScriptedVendor } from '../watch/scripted-vendor.js';
+import { ScriptedVendor } from './scripted-vendor.js';
 import { eventually } from './eventually.js';
 import { SseClient, type SseEvent } from './sse.js';
 

@@ -4,8 +4,7 @@ import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.j
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { type GatewayHandle, http, type HttpResult, withGateway } from '../helpers/gateway.js';
 
 const TOKEN = 'sbx_macro_limits_e2e_token_91c2';
 

@@ -1,10 +1,8 @@
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
+import { http, type HttpResult, type SpawnedGateway, withGateway } from '../helpers/gateway.js';
 import { eventually } from '../helpers/eventually.js';
-import type { SpawnedGateway } from '../helpers/processes.js';
 import { describeRedis } from '../helpers/redis.js';
-import { withGateway } from '../helpers/with-gateway.js';
 
 // Three real gateway processes (node dist/main.js) sharing one Redis under a unique prefix, in front of one
 // fake upstream that runs here and counts every call. The tests run in order on the same fleet.

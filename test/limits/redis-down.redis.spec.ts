@@ -3,9 +3,8 @@ import { METRICS_REGISTRY } from '../../src/core/ports/metrics.port.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type GatewayHandle } from '../helpers/gateway.js';
+import { type GatewayHandle, http, withGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { withGateway } from '../helpers/with-gateway.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 
 const TOKEN = 'sbx_macro_redis_down_token_5e11';

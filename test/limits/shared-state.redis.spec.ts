@@ -2,9 +2,8 @@ import { UpstreamLimitsService } from '../../src/proxy/upstream-limits.service.j
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type GatewayHandle } from '../helpers/gateway.js';
+import { type GatewayHandle, http, withGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { withGateway } from '../helpers/with-gateway.js';
 
 const TOKEN = 'sbx_macro_shared_state_token_2b7f';
 

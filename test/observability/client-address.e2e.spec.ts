@@ -1,8 +1,7 @@
 import { overrideDefaultLogDestination } from '../../src/core/logging/log-destination.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { captureDestination } from './log-capture.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_clientaddr_token_6d21';

@@ -6,7 +6,7 @@ import { createDocumentApp } from '../../src/document-app.js';
 import { buildOpenApiDocument } from '../../src/docs/openapi.document.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { withGateway } from '../helpers/gateway.js';
 
 const ROOT = join(__dirname, '../..');
 

@@ -2,8 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { eventually } from '../helpers/eventually.js';
-import { http } from '../helpers/gateway.js';
-import { assertBuilt, cleanEnv, spawnGateway } from '../helpers/processes.js';
+import { assertBuilt, cleanEnv, http, spawnGateway } from '../helpers/gateway.js';
 import { teeSpawnedOutput } from './log-capture.js';
 
 jest.setTimeout(120_000);

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { type GatewayHandle, http, startGateway, withGateway } from '../helpers/gateway.js';
 import { parsePrometheusText, sum, type ParsedMetrics } from './prometheus-text.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_metrics_test_token_51d2';

@@ -4,8 +4,7 @@ import type { AtriumLogger } from '../../src/core/logging/logger.factory.js';
 import { ATRIUM_LOGGER } from '../../src/core/logging/logging.tokens.js';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, startGateway } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, startGateway, withGateway } from '../helpers/gateway.js';
 import { captureDestination } from './log-capture.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_requestlog_token_77e0a1';

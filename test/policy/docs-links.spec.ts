@@ -3,7 +3,7 @@
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anchorsOf, checkMarkdownLinks, documentationFiles, headingSlug } from '../support/markdown-links.js';
+import { anchorsOf, checkMarkdownLinks, documentationFiles, headingSlug } from '../helpers/markdown-links.js';
 
 const ROOT = join(__dirname, '..', '..');
 

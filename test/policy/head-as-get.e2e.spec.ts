@@ -1,8 +1,7 @@
 import type { RouteOptions } from 'fastify';
 import { createDocumentApp } from '../../src/document-app.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, type HttpResult } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, type HttpResult, withGateway } from '../helpers/gateway.js';
 
 // HEAD is GET without a body (RFC 9110 §9.3.2), on every route the gateway serves: the same status and
 // the same content type, no body; a path that takes no GET answers HEAD 405 with `Allow`. Walks the route

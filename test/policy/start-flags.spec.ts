@@ -16,9 +16,9 @@ describe('start command', () => {
   });
 
   it.each([
-    'test/helpers/processes.ts',
+    'test/helpers/gateway.ts',
     'bench/run.ts',
-    'bench/soak.ts',
+    'bench/lib/probed-gateway.ts',
     'bench/cache-hit.bench.ts',
     'bench/watch-fleet.ts',
   ])('%s starts the gateway with the flag', (path) => expect(read(path)).toMatch(FLAG));

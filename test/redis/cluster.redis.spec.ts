@@ -19,9 +19,8 @@ import { burst } from '../helpers/burst.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { cacheEntry } from '../helpers/cache-entries.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type GatewayHandle } from '../helpers/gateway.js';
+import { type GatewayHandle, http, withGateway } from '../helpers/gateway.js';
 import { describeNeeding } from '../helpers/system-parts.js';
-import { withGateway } from '../helpers/with-gateway.js';
 import { RedisCluster, redisCli } from '../helpers/redis-cluster.js';
 
 const BASE = {

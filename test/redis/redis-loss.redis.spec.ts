@@ -3,9 +3,8 @@ import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.j
 import { burst } from '../helpers/burst.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, type GatewayHandle } from '../helpers/gateway.js';
+import { type GatewayHandle, http, withGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { withGateway } from '../helpers/with-gateway.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 
 const TOKEN = 'sbx_macro_redis_loss_token_31aa';

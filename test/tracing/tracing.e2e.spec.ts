@@ -1,8 +1,7 @@
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_tracing_secret_3f90';

@@ -9,8 +9,7 @@ import {
 import { COMPANY_ROUTES } from '../../src/upstreams/company/company.routes.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { oneCallPerRequest } from './isolation.js';
 
 const UPSTREAM_TOKEN = 'sbx_company_upstream_key_2e7f9b';

@@ -2,8 +2,7 @@ import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.j
 import { deals } from '../../src/sandbox/deals/deals.data.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, startGateway } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, startGateway, withGateway } from '../helpers/gateway.js';
 import { oneCallPerRequest } from './isolation.js';
 
 const UPSTREAM_TOKEN = 'sbx_dw_portal_key_8a41c0d3';

@@ -2,8 +2,14 @@ import { FakeDealsUpstream } from '../../src/sandbox/deals/fake-deals.upstream.j
 import { FakeDocumentsUpstream } from '../../src/sandbox/documents/fake-documents.upstream.js';
 import { documents } from '../../src/sandbox/documents/documents.data.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http, rawGet, startGateway, type GatewayHandle, type HttpResult } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import {
+  type GatewayHandle,
+  http,
+  type HttpResult,
+  rawGet,
+  startGateway,
+  withGateway,
+} from '../helpers/gateway.js';
 import { ampleBudget, oneCallPerRequest } from './isolation.js';
 
 const UPSTREAM_TOKEN = 'sbx_emis_portal_key_77d1e0a4';

@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { eventually, met } from '../helpers/eventually.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/processes.js';
+import { macroReplicaEnv, spawnGateway, type SpawnedGateway } from '../helpers/gateway.js';
 import { recordSecret } from '../observability/log-capture.js';
 
 /**

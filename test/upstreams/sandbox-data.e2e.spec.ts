@@ -1,6 +1,5 @@
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 
 /**
  * The sandbox's data as a new user meets it through the gateway: macro series a first search finds and

@@ -1,6 +1,5 @@
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 
 /**
  * Sandbox mode as `npm start` wires it (src/gateway.ts): the built-in fakes, documents through the login step

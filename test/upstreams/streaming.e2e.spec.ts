@@ -8,7 +8,7 @@ import { documents } from '../../src/sandbox/documents/documents.data.js';
 import type { FakeUpstream } from '../../src/sandbox/fake-upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { withGateway } from '../helpers/gateway.js';
 
 jest.setTimeout(60_000);
 

@@ -1,7 +1,6 @@
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { http } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_usage_secret_51aa';
 const ADMIN_TOKEN = 'adm_' + 'usage0123456789abcdef';

@@ -2,9 +2,8 @@ import { Redis } from 'ioredis';
 import { FakeMacroUpstream } from '../../src/sandbox/macro/fake-macro.upstream.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http } from '../helpers/gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { withGateway } from '../helpers/with-gateway.js';
 
 const UPSTREAM_TOKEN = 'sbx_macro_usage_redis_77c0';
 const ADMIN_TOKEN = 'adm_usage_redis_test_token_0016';

@@ -6,8 +6,7 @@ import type { ConsumerStore } from '../../src/core/auth/consumer-store.service.j
 import { parseQuery, rawQueryOf } from '../../src/core/http/query-string.js';
 import { RouteCaller, type RouteCallResult } from '../../src/route-calls/route-caller.js';
 import { testConsumer } from '../helpers/consumers.js';
-import type { HttpResult } from '../helpers/gateway.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { type HttpResult, withGateway } from '../helpers/gateway.js';
 
 /**
  * The RouteCaller (view parts, batch items: the outer request authenticated the consumer) against a direct

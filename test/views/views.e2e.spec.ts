@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ViewsRegistry } from '../../src/views/views.registry.js';
 import { testConsumer } from '../helpers/consumers.js';
-import { withGateway } from '../helpers/with-gateway.js';
+import { withGateway } from '../helpers/gateway.js';
 
 const OPERATOR = `op_${randomBytes(24).toString('base64url')}`;
 const dir = mkdtempSync(join(tmpdir(), 'atrium-views-'));

@@ -1,13 +1,9 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { SseClient } from '../helpers/sse.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { watchReplicas } from '../helpers/watch-replicas.js';
 
-const enc = encodeURIComponent;
 const LEASE_MS = 600;
 
 /**
@@ -16,56 +12,23 @@ const LEASE_MS = 600;
  * (it renews no more) lapses after a lease.
  */
 describeRedis('GET /watch: the paths cap per consumer across two replicas', ({ prefix, url }) => {
-  const vendor = new ScriptedVendor();
   const capped = testConsumer({ id: 'fleet-capped' });
   const other = testConsumer({ id: 'fleet-other' });
-  let replicas: GatewayHandle[] = [];
-  let redis: Redis;
-  const clients: SseClient[] = [];
-
-  const start = () =>
-    startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: vendor.url,
-        UPSTREAM_MACRO_TOKEN: 'sbx_test_macro_watch_cap_vendor',
-        REDIS_URL: url,
-        ATRIUM_REDIS_PREFIX: prefix,
-        ATRIUM_CACHE_TTL_OVERRIDES: 'series=400ms',
-        ATRIUM_WATCH_MIN_INTERVAL_MS: '50',
-        ATRIUM_WATCH_LEASE_MS: String(LEASE_MS),
-        ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER: '3',
-        ATRIUM_CACHE_REDIS_TIMEOUT_MS: '2000',
-        ATRIUM_REDIS_COMMAND_TIMEOUT_MS: '2000',
-      },
-      consumers: [capped.consumer, other.consumer],
-    });
-  const watch = (base: string, key: string, ids: number[]) =>
-    SseClient.open(`${base}/watch?${ids.map((i) => `path=${enc(`/macro/series/${i}/data`)}`).join('&')}`, {
-      authorization: `Bearer ${key}`,
-    }).then((c) => {
-      clients.push(c);
-      return c;
-    });
+  const fleet = watchReplicas({
+    prefix,
+    url,
+    consumers: [capped, other],
+    env: {
+      UPSTREAM_MACRO_TOKEN: 'sbx_test_macro_watch_cap_vendor',
+      ATRIUM_WATCH_LEASE_MS: String(LEASE_MS),
+      ATRIUM_WATCH_MAX_PATHS_PER_CONSUMER: '3',
+    },
+  });
+  const watch = (base: string, key: string, ids: number[]) => fleet.open(base, key, ids);
   const countKey = `${prefix}watch:consumer:${createHash('sha256').update('fleet-capped').digest('base64url').slice(0, 24)}`;
 
-  beforeAll(async () => {
-    await vendor.start();
-    redis = new Redis(url);
-    replicas = [await start(), await start()];
-  }, 60_000);
-  afterEach(() => {
-    for (const c of clients.splice(0)) c.close();
-  });
-  afterAll(async () => {
-    for (const r of replicas) await r.close().catch(() => undefined);
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.quit();
-    await vendor.close();
-  }, 60_000);
-
   it('counts a consumer’s paths on both replicas together, and a closed stream gives them back', async () => {
-    const [a, b] = replicas;
+    const [a, b] = fleet.replicas;
     const first = await watch(a.url, capped.key, [1, 2]);
     expect(first.status).toBe(200);
     await first.nth(2);
@@ -97,7 +60,8 @@ describeRedis('GET /watch: the paths cap per consumer across two replicas', ({ p
   });
 
   it('the count of a replica that died lapses after a lease; live replicas keep theirs renewed', async () => {
-    const [a, b] = replicas;
+    const [a, b] = fleet.replicas;
+    const { redis } = fleet;
     await eventually(async () => (await redis.hlen(countKey)) === 0, { what: 'the last test’s counts gone' });
     // A replica that holds 3 paths of the consumer and dies: it never renews its count.
     const t = await redis.time();

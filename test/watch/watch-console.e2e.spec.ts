@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { SseClient } from '../helpers/sse.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { withGateway } from '../helpers/gateway.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 interface Watched {
   resource: string;

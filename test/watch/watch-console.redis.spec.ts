@@ -5,7 +5,7 @@ import { eventually } from '../helpers/eventually.js';
 import { startGateway, type GatewayHandle } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 import { SseClient } from '../helpers/sse.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 const enc = encodeURIComponent;
 const LEASE_MS = 600;

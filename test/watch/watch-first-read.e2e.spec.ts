@@ -1,8 +1,8 @@
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { SseClient } from '../helpers/sse.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { withGateway } from '../helpers/gateway.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 /**
  * A watched path whose first read fails at the vendor: the stream says so in an `error` event with

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { testConsumer } from '../helpers/consumers.js';
-import { macroReplicaEnv, spawnGateway } from '../helpers/processes.js';
+import { macroReplicaEnv, spawnGateway } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
 import {
   INTERVAL_MS,

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { SseClient } from '../helpers/sse.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { withGateway } from '../helpers/gateway.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'atrium-watch-schedule-views-'));
 const viewsFile = join(dir, 'views.yaml');

@@ -2,8 +2,8 @@ import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { SseClient } from '../helpers/sse.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { withGateway } from '../helpers/gateway.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 /**
  * A watch stream whose client stops reading while its answers keep changing (large answers, changed every

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http } from '../helpers/gateway.js';
+import { http, withGateway } from '../helpers/gateway.js';
 import { databaseClient, describePostgres } from '../helpers/postgres.js';
 import { SseClient } from '../helpers/sse.js';
 import { TEST_REDIS_URL } from '../helpers/system-parts.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 const enc = encodeURIComponent;
 const PATH = '/macro/series/81/data';

@@ -7,8 +7,8 @@ import type { AtriumErrorBody } from '../../client/runtime.js';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { SseClient, type SseEvent } from '../helpers/sse.js';
-import { withGateway } from '../helpers/with-gateway.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import { withGateway } from '../helpers/gateway.js';
+import { ScriptedVendor } from '../helpers/scripted-vendor.js';
 
 /**
  * `GET /watch` on one gateway (no Redis: it polls for itself) in front of a vendor whose answers the test

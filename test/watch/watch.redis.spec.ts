@@ -1,14 +1,12 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
-import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
+import { http } from '../helpers/gateway.js';
 import { describeRedis } from '../helpers/redis.js';
-import { SseClient, type SseEvent } from '../helpers/sse.js';
-import { ScriptedVendor } from './scripted-vendor.js';
+import type { SseClient, SseEvent } from '../helpers/sse.js';
+import { watchReplicas } from '../helpers/watch-replicas.js';
 
 const TTL_MS = 400;
-const enc = encodeURIComponent;
 const answers = (e: SseEvent) => e.event === 'answer';
 /** A metric's value summed over its series whose line matches. */
 const metric = async (url: string, line: RegExp): Promise<number> =>
@@ -23,43 +21,27 @@ const metric = async (url: string, line: RegExp): Promise<number> =>
  * lease moves to the other replica when its holder closes or loses it.
  */
 describeRedis('GET /watch across two replicas sharing Redis', ({ prefix, url }) => {
-  const vendor = new ScriptedVendor();
   const watcher = testConsumer({ id: 'fleet-watcher' });
-  let replicas: GatewayHandle[] = [];
-  let redis: Redis;
-  const clients: SseClient[] = [];
-
-  const start = () =>
-    startGateway({
-      env: {
-        UPSTREAM_MACRO_BASE_URL: vendor.url,
-        UPSTREAM_MACRO_TOKEN: 'sbx_test_macro_watch_redis_vendor',
-        REDIS_URL: url,
-        ATRIUM_REDIS_PREFIX: prefix,
-        ATRIUM_CACHE_TTL_OVERRIDES: `series=${TTL_MS}ms`,
-        ATRIUM_WATCH_MIN_INTERVAL_MS: '50',
-        ATRIUM_WATCH_LEASE_MS: '600',
-        ATRIUM_CACHE_REDIS_TIMEOUT_MS: '2000',
-        ATRIUM_REDIS_COMMAND_TIMEOUT_MS: '2000',
-      },
-      consumers: [watcher.consumer],
-    });
+  const fleet = watchReplicas({
+    prefix,
+    url,
+    consumers: [watcher],
+    env: {
+      UPSTREAM_MACRO_TOKEN: 'sbx_test_macro_watch_redis_vendor',
+      ATRIUM_CACHE_TTL_OVERRIDES: `series=${TTL_MS}ms`,
+    },
+  });
+  const { vendor, start } = fleet;
   const watch = async (base: string, ids: number[]) => {
-    const c = await SseClient.open(
-      `${base}/watch?${ids.map((i) => `path=${enc(`/macro/series/${i}/data`)}`).join('&')}`,
-      {
-        authorization: `Bearer ${watcher.key}`,
-      },
-    );
+    const c = await fleet.open(base, watcher.key, ids);
     expect(c.status).toBe(200);
-    clients.push(c);
     return c;
   };
   /** Both replicas' subscriber connections listen on the changes channel. */
   const bothListen = () =>
     eventually(
       async () => {
-        const [, n] = (await redis.pubsub('NUMSUB', `${prefix}watch:changes`)) as [string, number];
+        const [, n] = (await fleet.redis.pubsub('NUMSUB', `${prefix}watch:changes`)) as [string, number];
         return Number(n) >= 2;
       },
       { what: 'both replicas subscribed' },
@@ -68,34 +50,21 @@ describeRedis('GET /watch across two replicas sharing Redis', ({ prefix, url }) 
   const valueOf = (e: SseEvent) =>
     (e.json() as { body: { data: Array<{ value: number }> } }).body.data[0].value;
 
-  beforeAll(async () => {
-    await vendor.start();
-    redis = new Redis(url);
-    replicas = [await start(), await start()];
-  }, 60_000);
-  afterEach(() => {
-    for (const c of clients.splice(0)) c.close();
-  });
-  afterAll(async () => {
-    for (const r of replicas) await r.close().catch(() => undefined);
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.quit();
-    await vendor.close();
-  }, 60_000);
-
   it('one poll per interval for the fleet, and every watcher on both replicas gets the change', async () => {
     await bothListen();
     const ids = [101, 102];
     for (const id of ids) vendor.set(`/series/${id}/data`, 1);
     // N = 3 watchers per replica, 6 in all, each watching K = 2 resources.
     const subs: SseClient[] = [];
-    for (const r of replicas) for (let i = 0; i < 3; i++) subs.push(await watch(r.url, ids));
+    for (const r of fleet.replicas) for (let i = 0; i < 3; i++) subs.push(await watch(r.url, ids));
     for (const s of subs) await s.nth(2, answers);
     // Each resource is polled by exactly one replica.
-    await eventually(async () => (await held(replicas[0].url)) + (await held(replicas[1].url)) === 2, {
-      what: 'two held resources in the fleet',
-    });
+    await eventually(
+      async () => (await held(fleet.replicas[0].url)) + (await held(fleet.replicas[1].url)) === 2,
+      {
+        what: 'two held resources in the fleet',
+      },
+    );
     vendor.calls.clear();
     const t0 = Date.now();
     await eventually(() => vendor.callsTo('/series/101/data') >= 6, {
@@ -133,37 +102,38 @@ describeRedis('GET /watch across two replicas sharing Redis', ({ prefix, url }) 
   it('a lease lost to another holder stops the polls until it lapses, then they resume', async () => {
     await bothListen();
     vendor.set('/series/103/data', 1);
-    const a = await watch(replicas[0].url, [103]);
+    const a = await watch(fleet.replicas[0].url, [103]);
     await a.nth(1, answers);
-    await eventually(async () => (await held(replicas[0].url)) === 1, { what: 'replica 0 holds 103' });
+    await eventually(async () => (await held(fleet.replicas[0].url)) === 1, { what: 'replica 0 holds 103' });
     // A holder that is not there (a crashed replica): its lease lapses after its PX, then 103 is polled again.
     const id = createHash('sha256').update('/macro/series/103/data').digest('base64url').slice(0, 24);
-    await redis.set(`${prefix}watch:lease:${id}`, 'crashed-replica', 'PX', 1500);
-    await eventually(async () => (await held(replicas[0].url)) === 0, { what: 'the lease lost' });
+    await fleet.redis.set(`${prefix}watch:lease:${id}`, 'crashed-replica', 'PX', 1500);
+    await eventually(async () => (await held(fleet.replicas[0].url)) === 0, { what: 'the lease lost' });
     vendor.set('/series/103/data', 2);
     const e = await a.nth(1, (x) => answers(x) && valueOf(x) === 2, 'the change after the lapse');
     expect(e.id).not.toBe(a.events[0].id);
-    expect(await redis.get(`${prefix}watch:lease:${id}`)).not.toBe('crashed-replica');
+    expect(await fleet.redis.get(`${prefix}watch:lease:${id}`)).not.toBe('crashed-replica');
   });
 
   it('the other replica takes the polls over when the holder closes, and its watchers miss no change', async () => {
     await bothListen();
     vendor.set('/series/104/data', 1);
-    const a = await watch(replicas[0].url, [104]);
-    const b = await watch(replicas[1].url, [104]);
+    const a = await watch(fleet.replicas[0].url, [104]);
+    const b = await watch(fleet.replicas[1].url, [104]);
     await a.nth(1, answers);
     await b.nth(1, answers);
     const holder = await eventually(
       async () => {
-        const h = [await held(replicas[0].url), await held(replicas[1].url)];
+        const h = [await held(fleet.replicas[0].url), await held(fleet.replicas[1].url)];
         return h[0] + h[1] === 1 ? h.indexOf(1) + 1 : 0;
       },
       { what: 'one holder of 104' },
     );
-    const [gone, survivor] = holder === 1 ? [replicas[0], replicas[1]] : [replicas[1], replicas[0]];
+    const [gone, survivor] =
+      holder === 1 ? [fleet.replicas[0], fleet.replicas[1]] : [fleet.replicas[1], fleet.replicas[0]];
     const watcherThere = holder === 1 ? b : a;
     await gone.close();
-    replicas = [survivor];
+    fleet.replicas = [survivor];
     vendor.set('/series/104/data', 2);
     const t0 = Date.now();
     await watcherThere.nth(1, (x) => answers(x) && valueOf(x) === 2, 'the change on the survivor');
@@ -171,6 +141,6 @@ describeRedis('GET /watch across two replicas sharing Redis', ({ prefix, url }) 
       `[watch figures] takeover after the holder closed: change seen ${Date.now() - t0} ms after it was made\n`,
     );
     expect(await held(survivor.url)).toBe(1);
-    replicas.push(await start());
+    fleet.replicas.push(await start());
   }, 30_000);
 });

@@ -56,6 +56,14 @@ export interface ConsumerLimit {
   readonly limit: number;
 }
 
+/** The two quota windows keygen and the sandbox's demo consumer give a consumer: a second and a minute. */
+export function perSecondAndMinute(perSecond: number, perMinute: number): ConsumerLimit[] {
+  return [
+    { name: 'per-second', ttlMs: 1000, limit: perSecond },
+    { name: 'per-minute', ttlMs: 60_000, limit: perMinute },
+  ];
+}
+
 export interface Consumer {
   readonly id: string;
   /** SHA-256 digests of the consumer's keys. */

@@ -3,7 +3,7 @@ import { testConsumer } from '../../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../../helpers/gateway.js';
 import { describeRedis } from '../../helpers/redis.js';
 import { eventually } from '../../helpers/eventually.js';
-import { RawVendor } from '../support/raw-vendor.js';
+import { RawVendor } from '../../helpers/raw-vendor.js';
 import { UPSTREAMS } from '../../../src/upstreams/index.js';
 
 const TOKEN = 'sbx_test_hardening_09_vendor_5b3f';

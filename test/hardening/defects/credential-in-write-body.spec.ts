@@ -8,7 +8,7 @@ import { FakeMacroUpstream } from '../../../src/sandbox/macro/fake-macro.upstrea
 import type { RecordedRequest } from '../../../src/sandbox/fake-upstream.js';
 import { testConsumer } from '../../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../../helpers/gateway.js';
-import { credentialsIn, phpParams, vendorReadsCredential } from '../support/vendor-reading.js';
+import { credentialsIn, phpParams, vendorReadsCredential } from '../../helpers/vendor-reading.js';
 
 const MACRO_TOKEN = 'sbx_macro_d3_secret_5e1f0a';
 const COMPANY_TOKEN = 'sbx_company_d3_secret_a90c4b';

@@ -1,7 +1,7 @@
 import { testConsumer } from '../../helpers/consumers.js';
 import { startGateway, type GatewayHandle } from '../../helpers/gateway.js';
-import { call } from '../support/gateway-client.js';
-import { ScriptedUpstream, sendJson, sendText } from '../support/scripted-upstream.js';
+import { call } from '../../helpers/gateway-client.js';
+import { ScriptedUpstream, sendJson, sendText } from '../../helpers/scripted-upstream.js';
 
 // HEAD is GET without a body: the same status and headers, the vendor asked with GET (a vendor's HEAD
 // answer has no body, and an empty body where JSON was expected is no valid answer), nothing cached wrong.

@@ -2,7 +2,7 @@ import { XMLParser } from 'fast-xml-parser';
 import { request } from 'undici';
 import { testConsumer } from '../../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../../helpers/gateway.js';
-import { RawVendor } from '../support/raw-vendor.js';
+import { RawVendor } from '../../helpers/raw-vendor.js';
 
 const TOKEN = 'sbx_test_hardening_07_vendor_c2a9';
 

@@ -11,7 +11,7 @@ import { FakeMacroUpstream } from '../../../src/sandbox/macro/fake-macro.upstrea
 import type { RecordedRequest } from '../../../src/sandbox/fake-upstream.js';
 import { testConsumer } from '../../helpers/consumers.js';
 import { rawGet, startGateway, type GatewayHandle } from '../../helpers/gateway.js';
-import { CREDENTIAL_NAMES, credentialsIn, lenientName, phpVarName } from '../support/vendor-reading.js';
+import { CREDENTIAL_NAMES, credentialsIn, lenientName, phpVarName } from '../../helpers/vendor-reading.js';
 
 const MACRO_TOKEN = 'sbx_macro_d4_secret_0b8e2d';
 const DOCS_TOKEN = 'sbx_docs_d4_secret_7c11fa';

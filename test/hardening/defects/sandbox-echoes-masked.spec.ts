@@ -1,7 +1,7 @@
 import { testConsumer } from '../../helpers/consumers.js';
-import { withGateway } from '../../helpers/with-gateway.js';
-import { call, type Answer } from '../support/gateway-client.js';
-import { findDecoded, findSecrets, secretForms, type SecretForm } from '../support/secret-forms.js';
+import { withGateway } from '../../helpers/gateway.js';
+import { call, type Answer } from '../../helpers/gateway-client.js';
+import { findDecoded, findSecrets, secretForms, type SecretForm } from '../../helpers/secret-forms.js';
 
 // The sandbox's EMIS fakes answer as the PHP stacks do: JSON written by json_encode (`\/`), session ids
 // with the full base64 alphabet, document links carrying the caller's session id, and API errors whose

@@ -3,8 +3,8 @@ import { request } from 'undici';
 import { testConsumer } from '../../helpers/consumers.js';
 import { startGateway, type GatewayHandle } from '../../helpers/gateway.js';
 import { eventually } from '../../helpers/eventually.js';
-import { stallMeter } from '../support/gateway-client.js';
-import { RawVendor } from '../support/raw-vendor.js';
+import { stallMeter } from '../../helpers/gateway-client.js';
+import { RawVendor } from '../../helpers/raw-vendor.js';
 
 const DEADLINE_MS = 1500;
 /** Issue 18: no answer later than the route deadline + 100 ms. */

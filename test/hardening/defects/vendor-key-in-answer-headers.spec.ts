@@ -11,7 +11,7 @@ import {
   type UpstreamName,
   type VendorRequest,
   vendorEnv,
-} from './support/key-echo-vendor.js';
+} from '../../helpers/key-echo-vendor.js';
 
 /** Keys of plain letters and digits: the shape the literal-only scrubber was written for. */
 function plainKey(prefix: string): string {

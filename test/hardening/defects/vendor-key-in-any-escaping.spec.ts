@@ -5,7 +5,7 @@ import { SecretRedactor } from '../../../src/core/logging/secret-redactor.js';
 import type { ProxyRequest, ProxyResponse } from '../../../src/proxy/pipeline.types.js';
 import { keyEchoStage } from '../../../src/proxy/stages/key-echo.stage.js';
 import { settled } from '../../helpers/answer.js';
-import { streamedThroughKeyEcho } from './support/key-echo-vendor.js';
+import { streamedThroughKeyEcho } from '../../helpers/key-echo-vendor.js';
 
 // A vendor secret echoed in an escaping a real vendor stack produces (PHP's `\/`, `\u002f`, HTML and XML
 // references, double encodings, either hex case, mixed within one echo) is found and masked, in a body,

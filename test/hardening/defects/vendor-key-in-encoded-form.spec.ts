@@ -23,7 +23,7 @@ import {
   type VendorReply,
   type VendorRequest,
   vendorEnv,
-} from './support/key-echo-vendor.js';
+} from '../../helpers/key-echo-vendor.js';
 import { UPSTREAMS } from '../../../src/upstreams/index.js';
 
 /** Every form of the credential, each as a raw JSON field (`\/` and `\u002f` stay escaped in the bytes). */

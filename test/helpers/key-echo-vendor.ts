@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Readable } from 'node:stream';
-import type { ProxyRequest } from '../../../../src/proxy/pipeline.types.js';
-import { keyEchoStage } from '../../../../src/proxy/stages/key-echo.stage.js';
-import { recordSecret } from '../../../observability/log-capture.js';
+import type { ProxyRequest } from '../../src/proxy/pipeline.types.js';
+import { keyEchoStage } from '../../src/proxy/stages/key-echo.stage.js';
+import { recordSecret } from '../observability/log-capture.js';
 
 /**
  * A hostile vendor for the key-custody regressions (vendor-key-in-answer-headers and

@@ -1,9 +1,6 @@
 import fc from 'fast-check';
-import type { RouteDefinition } from '../../../src/proxy/pipeline.types.js';
-import { COMPANY_ROUTES } from '../../../src/upstreams/company/company.routes.js';
-import { DEALS_ROUTES } from '../../../src/upstreams/deals/deals.routes.js';
-import { DOCUMENTS_ROUTES } from '../../../src/upstreams/documents/documents.routes.js';
-import { MACRO_ROUTES } from '../../../src/upstreams/macro/macro.routes.js';
+import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
+import { UPSTREAM_NAMES, UPSTREAMS, type UpstreamName } from '../../src/upstreams/index.js';
 
 /**
  * Generators of hostile requests for the fuzz suite, built as raw bytes (nothing a client library would
@@ -57,19 +54,15 @@ export interface FuzzTokens {
 
 export const EVIL = 'EVILx';
 
-type Iface = 'macro' | 'company' | 'documents' | 'deals';
-const PREFIXES: Record<Iface, readonly string[]> = {
-  macro: ['macro'],
-  company: ['company'],
-  documents: ['documents', 'news'],
-  deals: ['deals', 'dw'],
-};
-const ROUTES: Record<Iface, readonly RouteDefinition[]> = {
-  macro: MACRO_ROUTES,
-  company: COMPANY_ROUTES,
-  documents: DOCUMENTS_ROUTES,
-  deals: DEALS_ROUTES,
-};
+type Iface = UpstreamName;
+const PREFIXES = Object.fromEntries(UPSTREAMS.map((u) => [u.name, u.prefixes])) as Record<
+  Iface,
+  readonly string[]
+>;
+const ROUTES = Object.fromEntries(UPSTREAMS.map((u) => [u.name, u.routes])) as Record<
+  Iface,
+  readonly RouteDefinition[]
+>;
 
 /** The interface a gateway path names by its first segment (what a batch item must stay inside). */
 export function namedInterface(path: string): Iface | undefined {
@@ -351,7 +344,7 @@ export function arbitraries(ctx: FuzzContext) {
     return `/${prefix}` + route.path.replace(/\{[A-Za-z_]+\}/g, () => seg[i++ % seg.length]);
   };
 
-  const iface = fc.constantFrom<Iface>('macro', 'company', 'documents', 'deals');
+  const iface = fc.constantFrom<Iface>(...UPSTREAM_NAMES);
   const routeOf = (want: (r: RouteDefinition) => boolean) =>
     iface.chain((name) =>
       fc.tuple(

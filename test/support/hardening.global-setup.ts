@@ -5,7 +5,7 @@ import { join } from 'node:path';
 // Jest loads global hooks without the suites' module name mapping, so the shared build hook is required by
 // path (extensionless: Jest's transform hook compiles the TypeScript while this file loads).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const build = require('../../support/build.global-setup') as {
+const build = require('./build.global-setup') as {
   default: (global: { selectProjects?: string[] }) => void;
 };
 

@@ -31,7 +31,8 @@ export type Script = (ctx: ScriptContext) => void | Promise<void>;
  * A vendor that misbehaves exactly as scripted, on raw node:http: it records every request, counts its
  * sockets (open, and those with an answer still in progress), and lets the test swap the script at any time.
  * Used by the hardening suites where the sandbox fakes' behaviours are too tidy (half bodies, trickles,
- * resets after the headers, hostile echoes).
+ * resets after the headers, hostile echoes), and with `answerOk` wherever a test compares what reached the
+ * vendor, whatever the interface.
  */
 export class ScriptedUpstream {
   readonly requests: ScriptedRequest[] = [];
@@ -54,6 +55,11 @@ export class ScriptedUpstream {
     return `http://127.0.0.1:${a.port}`;
   }
 
+  /** The origin, under the name withGateway's fakes give it. */
+  get url(): string {
+    return this.origin;
+  }
+
   get port(): number {
     return (this.server!.address() as AddressInfo).port;
   }
@@ -72,6 +78,12 @@ export class ScriptedUpstream {
     return pathPart === undefined
       ? this.requests.length
       : this.requests.filter((r) => r.path.includes(pathPart)).length;
+  }
+
+  /** Forgets what was received (withGateway calls it before each test). */
+  reset(): void {
+    this.requests.length = 0;
+    this.logins = 0;
   }
 
   async start(): Promise<this> {
@@ -183,6 +195,19 @@ export function sendText(
   res.writeHead(status, { 'content-length': String(buf.length), ...headers });
   res.end(buf);
 }
+
+/**
+ * A small 200 to every call, JSON, or XML when the request asks for it by `Accept` or an EMIS `/xml/` path:
+ * a vendor that knows no route.
+ */
+export const answerOk: Script = ({ req, res }) => {
+  const xml = String(req.headers.accept ?? '').includes('xml') || (req.url ?? '').includes('/xml/');
+  if (xml)
+    sendText(res, 200, '<?xml version="1.0"?><response><data/></response>', {
+      'content-type': 'application/xml',
+    });
+  else sendText(res, 200, '{"data":[]}', { 'content-type': 'application/json' });
+};
 
 /** The EMIS login step: `…/Auth/login/` answers a session id (counted); anything else goes to `then`. */
 export function emisLogin(fake: ScriptedUpstream, sessionId: () => string, then: Script): Script {

@@ -1,15 +1,15 @@
 import 'reflect-metadata';
 import { Inject, Module, type DynamicModule, type OnModuleInit } from '@nestjs/common';
-import { ATRIUM_CONFIG, type AtriumConfig } from '../../../src/config/atrium-config.js';
-import type { RouteDefinition } from '../../../src/proxy/pipeline.types.js';
-import { ProxyModule } from '../../../src/proxy/proxy.module.js';
-import { ProxyService } from '../../../src/proxy/proxy.service.js';
-import { createUpstreamController } from '../../../src/proxy/upstream-controller.factory.js';
-import { QueryTokenCredentials } from '../../../src/upstreams/shared/static-token.credentials.js';
-import { SecretRedactor } from '../../../src/core/logging/secret-redactor.js';
-import { macroUpstream } from '../../../src/upstreams/macro/macro.upstream.js';
-import { upstreamDefinitionOf } from '../../../src/upstreams/upstream-declaration.js';
-import { MACRO_ROUTES } from '../../../src/upstreams/macro/macro.routes.js';
+import { ATRIUM_CONFIG, type AtriumConfig } from '../../src/config/atrium-config.js';
+import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
+import { ProxyModule } from '../../src/proxy/proxy.module.js';
+import { ProxyService } from '../../src/proxy/proxy.service.js';
+import { createUpstreamController } from '../../src/proxy/upstream-controller.factory.js';
+import { QueryTokenCredentials } from '../../src/upstreams/shared/static-token.credentials.js';
+import { SecretRedactor } from '../../src/core/logging/secret-redactor.js';
+import { macroUpstream } from '../../src/upstreams/macro/macro.upstream.js';
+import { upstreamDefinitionOf } from '../../src/upstreams/upstream-declaration.js';
+import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
 
 /**
  * A second interface, `/labs/**`, that speaks the macro vendor's protocol against its own fake: lets the

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { CounterName, SuiteResults } from './results.js';
+import type { CounterName, SuiteResults } from '../helpers/results.js';
 
-const ROOT = resolve(__dirname, '../../..');
+const ROOT = resolve(__dirname, '../..');
 const RESULTS_DIR_ENV = 'ATRIUM_HARDENING_RESULTS_DIR';
 const SUITES = ['faults', 'fleet', 'fuzz', 'leaks', 'failover', 'database'] as const;
 
