@@ -1,4 +1,4 @@
-// Cache-hit benchmark (issue 8): a hit through the whole Atrium stack against a bare node:http server that
+// Cache-hit benchmark: a hit through the whole Atrium stack against a bare node:http server that
 // returns the same bytes, measured in the same run, reported as ratios. Not a test: `npm run bench:cache`.
 //
 // Processes: the bare server, the macro fake upstream and Atrium each run in their own process; autocannon

@@ -1,4 +1,4 @@
-// The soak (`npm run soak`, issue 18): the built gateway (`node dist/main.js`) as its own process in front of
+// The soak (`npm run soak`): the built gateway (`node dist/main.js`) as its own process in front of
 // the sandbox fakes (run here), under a steady mix of cache hits, misses, 429 cooldowns, vendor errors and
 // batch calls for SOAK_SECONDS (default 600). A probe loaded into the gateway (bench/soak-probe.ts, IPC)
 // reports RSS, heap, event-loop delay and open handles every second. Pass: each grows less than 10 %

@@ -135,7 +135,7 @@ export const LOAD_SCENARIOS = [
   },
   {
     // Side by side with atrium-hit-2k, in its own process with the same (only) workload: what usage
-    // counting per consumer costs a hit (issue 16: ≤ 5 %).
+    // counting per consumer costs a hit.
     id: 'atrium-hit-plain-2k',
     title: 'Atrium, cache hit, 2 KB, usage counting off',
     server: 'atrium-hit-plain',

@@ -31,7 +31,7 @@ export class GatewayEnv {
   @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_SHUTDOWN_GRACE_MS = 10_000;
   /** After SIGTERM: unready at once, still serving this long (a typical preStop), then draining. */
   @Type(() => Number) @IsInt() @Min(0) @Max(120_000) ATRIUM_DRAIN_DELAY_MS = 5_000;
-  // Response cache (issue 8). Durations in ms.
+  // Response cache. Durations in ms.
   @Type(() => Number) @IsInt() @Min(0) @Max(64 * 1024 * 1024 * 1024) ATRIUM_CACHE_MAX_BYTES =
     128 * 1024 * 1024;
   @Type(() => Number) @IsInt() @Min(0) @Max(512 * 1024 * 1024) ATRIUM_CACHE_MAX_ENTRY_BYTES =
@@ -72,7 +72,7 @@ export class GatewayEnv {
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   ATRIUM_PUBLIC_URL?: string;
-  // Operators (issue 16): usage counting, tracing, client addresses.
+  // Operators: usage counting, tracing, client addresses.
   @IsIn(['on', 'off']) ATRIUM_USAGE = 'on';
   /** Proxies whose `X-Forwarded-For` is believed: comma-separated addresses or CIDRs (Fastify's trustProxy). */
   @IsOptional() @IsString() ATRIUM_TRUSTED_PROXIES?: string;

@@ -253,7 +253,7 @@ export class ConsoleStateService {
 
   /**
    * Requests per second over the recent window (the one the cache counts cover), not the last interval's:
-   * one quiet interval made every upstream read the same (issue 16).
+   * one quiet interval made every upstream read the same.
    */
   private windowRate(
     pick: (s: Sample) => Map<string, number> | undefined,

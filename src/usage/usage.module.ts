@@ -5,7 +5,7 @@ import { UsageController } from './usage.controller.js';
 import { UsageService } from './usage.service.js';
 import { USAGE_CLOCK, USAGE_STAGES } from './usage.tokens.js';
 
-/** Vendor usage per consumer (issue 16): counting, `/admin/usage`, the `atrium_consumer_*` counters. */
+/** Vendor usage per consumer: counting, `/admin/usage`, the `atrium_consumer_*` counters. */
 @Global()
 @Module({
   controllers: [UsageController],

@@ -120,7 +120,7 @@ async function keyAndUpstreamView(
   return { key, view };
 }
 
-describe('issue 12 item 4: cache keys hold every input that changes an answer', () => {
+describe('cache keys hold every input that changes an answer', () => {
   it('covers every GET route of the four route tables', () => {
     expect(new Set(GET_ROUTES.map((r) => r.def.name))).toEqual(
       new Set(['macro', 'company', 'documents', 'deals']),

@@ -120,7 +120,7 @@ describe('cache key canonicalisation', () => {
 
   it('keys on what reaches the upstream: lang and format in the query, and the upstream-bound headers', () => {
     const header = keyOf({ headers: { 'accept-language': 'en', accept: 'application/json' } });
-    // The query is forwarded: `?lang=en` reaches the upstream differently from the header alone (issue 12).
+    // The query is forwarded: `?lang=en` reaches the upstream differently from the header alone.
     expect(
       keyOf({ headers: { 'accept-language': 'en', accept: 'application/json' }, query: [['lang', 'en']] })
         .full,

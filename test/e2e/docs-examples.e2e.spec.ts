@@ -6,7 +6,7 @@ import { testConsumer } from '../helpers/consumers.js';
 import { describeNeeding } from '../helpers/system-parts.js';
 import { withGateway } from '../helpers/gateway.js';
 
-// Every curl example of README.md and docs/*.md works as written (issue 30): each ```bash block's curl
+// Every curl example of README.md and docs/*.md works as written: each ```bash block's curl
 // commands run with the real curl against a sandbox gateway, the gateway's address (http://127.0.0.1:3000,
 // localhost:3000, $ATRIUM) pointed at it and $KEY / $ATRIUM_OPERATOR_TOKEN set as the sandbox banner gives
 // them. Each answers 2xx, or the status a `# NNN …` line right below it says. A block is skipped only when

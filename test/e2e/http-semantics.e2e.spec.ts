@@ -2,7 +2,7 @@ import { testConsumer } from '../helpers/consumers.js';
 import { http, startGateway, type GatewayHandle } from '../helpers/gateway.js';
 
 // Issue 12 item 6: HTTP as clients expect (405 with Allow, WWW-Authenticate on 401, RateLimit-* on 403).
-describe('issue 12 item 6: HTTP as clients expect', () => {
+describe('HTTP as clients expect', () => {
   const macroOnly = testConsumer({
     id: 'macro-only',
     upstreams: new Set(['macro']),

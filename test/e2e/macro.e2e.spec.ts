@@ -188,7 +188,7 @@ describe('macro interface end to end', () => {
       ['/macro/feeds?limit=1&limit=2', 'limit'],
       ['/macro/feeds?offset=-1', 'offset'],
       ['/macro/feeds?offset=1.5', 'offset'],
-      // issue 12 item 5: numbers the vendor may read differently are refused, not forwarded.
+      // Numbers the vendor may read differently are refused, not forwarded.
       ['/macro/feeds?limit=%2B5', 'limit'],
       ['/macro/feeds?limit=1e2', 'limit'],
       ['/macro/feeds?limit=%205', 'limit'],
@@ -244,7 +244,7 @@ describe('macro interface end to end', () => {
       expect(fake.requests).toHaveLength(1);
     });
 
-    it('issue 12 item 5: one rule for lang and format: any case, empty is absent; lang reaches the vendor in lower case', async () => {
+    it('one rule for lang and format: any case, empty is absent; lang reaches the vendor in lower case', async () => {
       for (const path of [
         '/macro/feeds?lang=EN',
         '/macro/feeds?format=XML',
@@ -377,7 +377,7 @@ describe('macro interface end to end', () => {
       expect(res.status).toBe(status);
       const body = res.json();
       expect(body.error).toMatchObject({ code, status, upstream: 'macro', upstreamStatus });
-      // The vendor's own code where it sent one (issue 12 item 8), never for a rejection of our key.
+      // The vendor's own code where it sent one, never for a rejection of our key.
       expect(body.errors).toMatchObject({
         status,
         code: upstreamStatus === 401 ? code : (body.error.upstreamCode ?? code),
@@ -385,7 +385,7 @@ describe('macro interface end to end', () => {
       expect(res.text).not.toContain(UPSTREAM_TOKEN);
     });
 
-    it('issue 12 item 8: the vendor-shaped errors.code carries the vendor code; error.code the gateway one', async () => {
+    it('the vendor-shaped errors.code carries the vendor code; error.code the gateway one', async () => {
       fake.behave({
         failWith: {
           status: 400,

@@ -7,7 +7,7 @@ const TOKEN = 'sbx_macro_readiness_e2e_token_7d1';
 
 // Issue 12 item 2: a Kubernetes readiness probe pulls a replica that answers 503. A vendor in trouble is
 // the same on every replica, so it must not make any replica unready.
-describe('issue 12 item 2: readiness a Kubernetes probe can use', () => {
+describe('readiness a Kubernetes probe can use', () => {
   const reader = testConsumer({ id: 'ready-reader', upstreams: new Set(['macro']) });
   let fake: FakeMacroUpstream;
   let gw: GatewayHandle;

@@ -89,7 +89,7 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
     expect(text).not.toContain('eighty');
   });
 
-  it('issue 12 item 1: all four listed, one configured, a consumers file, ATRIUM_SANDBOX unset: the boot fails naming the missing interfaces, never fakes', async () => {
+  it('all four listed, one configured, a consumers file, ATRIUM_SANDBOX unset: the boot fails naming the missing interfaces, never fakes', async () => {
     const { spawnSync } = await import('node:child_process');
     const dir = mkdtempSync(join(tmpdir(), 'atrium-'));
     const file = join(dir, 'consumers.json');
@@ -124,7 +124,7 @@ describe('npm start (node dist/main.js) as a newcomer runs it', () => {
     expect(text).not.toContain('sbx_macro_token_never_printed');
   });
 
-  it('issue 12 item 1: ATRIUM_SANDBOX=on still serves fakes beside a consumers file (explicit choice)', async () => {
+  it('ATRIUM_SANDBOX=on still serves fakes beside a consumers file (explicit choice)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'atrium-'));
     const file = join(dir, 'consumers.json');
     const app = testConsumer({ id: 'sbx-app' });

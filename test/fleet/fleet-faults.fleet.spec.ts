@@ -13,7 +13,7 @@ import { writeSuiteResults, type CaseResult } from '../helpers/results.js';
 import { ScriptedUpstream, sendJson, type ScriptContext } from '../helpers/scripted-upstream.js';
 import { TcpRelay } from '../helpers/tcp-relay.js';
 
-// Fleet faults (issue 18, "what to build" 2): three `node dist/main.js` replicas sharing a private Redis
+// Fleet faults: three `node dist/main.js` replicas sharing a private Redis
 // (started here on its own port, killed and restarted here; the machine's shared Redis is never touched)
 // through a relay that can add 2 s to every Redis round trip, in front of a scripted fake vendor on
 // loopback that counts every call. A writer runs through every case: each write carries a unique marker,

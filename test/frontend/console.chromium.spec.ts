@@ -218,7 +218,7 @@ describeNeeding('chromium', 'operator console in headless Chromium', () => {
     expect(await panel.isVisible()).toBe(false);
   });
 
-  describe('the console defects of issue 32', () => {
+  describe('the console: regressions once seen', () => {
     it('says "operator token" on the login, as the banner does', async () => {
       const login = await page.evaluate(() => {
         const box = document.getElementById('login');

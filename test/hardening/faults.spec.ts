@@ -19,7 +19,7 @@ import {
   type ScriptContext,
 } from '../helpers/scripted-upstream.js';
 
-// Faults from the vendor side (issue 18, "what to build" 1). One table of cases; each runs against a fresh
+// Faults from the vendor side. One table of cases; each runs against a fresh
 // in-process gateway in front of a scripted fake vendor (test/helpers/scripted-upstream.ts) and
 // is judged on four things: the documented envelope and status, no answer later than the route deadline +
 // 100 ms, nothing invalid cached (the repeat after the vendor recovers is a fresh, valid answer), and the

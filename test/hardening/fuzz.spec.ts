@@ -26,7 +26,7 @@ import { checkEnvelope } from '../helpers/gateway-client.js';
 import { exchange, type RawResponse } from '../helpers/raw-http.js';
 import { writeSuiteResults } from '../helpers/results.js';
 
-// Fuzzing (issue 18, "what to build" 3): fast-check generates hostile requests as raw bytes (paths, queries,
+// Fuzzing: fast-check generates hostile requests as raw bytes (paths, queries,
 // headers and bodies of the four interfaces, POST /batch, the admin API and the gateway's own endpoints;
 // traversal in every encoding, CR/LF, NUL, invalid UTF-8, overlong values, credential names duplicated,
 // array-shaped, re-cased and space-padded, __proto__/constructor keys, wrong lengths and content types,
@@ -279,7 +279,7 @@ describe('hardening: fuzzing the gateway over raw sockets', () => {
       if (!id) violation('errorsOutsideEnvelope', `${where}: without x-request-id`);
       else verdicts.set(id, { rejected: true, what: where });
       // No envelope to read the cause from: a 5xx the fake vendor did not make is the gateway's own (the
-      // HEAD 502s of issue 28 went unseen here while only GET answers were judged).
+      // HEAD 502s once went unseen here while only GET answers were judged).
       if (a.status >= 500 && !(id && fake5xx.has(id))) violation('gateway5xx', where);
     } else if (a.status >= 400) {
       const env = checkEnvelope(a);

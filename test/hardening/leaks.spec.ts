@@ -16,7 +16,7 @@ import {
   type SecretForm,
 } from '../helpers/secret-forms.js';
 
-// Leaks (issue 18, "what to build" 4): hostile fake vendors echo the credential they received — our keys,
+// Leaks: hostile fake vendors echo the credential they received — our keys,
 // the EMIS session id, the EMIS password — in bodies, headers, redirects, download links, files and error
 // messages, literal, URL-encoded, JSON-escaped and base64, with key alphabets that include `/`, `+` and
 // `=`. Every answer the consumer gets, every log line the run captured, /metrics, /docs/json,

@@ -16,7 +16,7 @@ import { parsePrometheusText, sum } from './prometheus-text.js';
 
 /**
  * Metrics, logs and docs are built over whatever upstreams are declared. This stand-in is shaped
- * like the EMIS interfaces (issue 7): two prefixes (an alias), the vendor's casing and trailing slashes, a
+ * like the EMIS interfaces: two prefixes (an alias), the vendor's casing and trailing slashes, a
  * file route and a GET with a side effect; no line of the observability code knows it.
  */
 const TOKEN = 'sbx_emis_generic_test_token_3c7d';

@@ -256,7 +256,7 @@ describe('company interface end to end', () => {
     });
   });
 
-  describe('issue 12 item 5: never a JSON answer to a request that accepts only XML', () => {
+  describe('never a JSON answer to a request that accepts only XML', () => {
     it.each([
       ['/company/dictionary/periods?format=xml', {}],
       ['/company/dictionary/periods', { accept: 'application/xml' }],

@@ -14,7 +14,7 @@ export const ToBoolean = (): PropertyDecorator =>
 
 /**
  * A whole number written plainly (`5`, `-1`): `+5`, `1e2`, `1.0`, ` 5` or `0x10` stay strings and fail
- * `@IsInt`, because the vendor may read them differently from how `Number()` does (issue 12).
+ * `@IsInt`, because the vendor may read them differently from how `Number()` does.
  */
 export const ToStrictInt = (): PropertyDecorator =>
   Transform(({ value }: { value: unknown }) =>
