@@ -30,9 +30,13 @@ export function intervalAround(
 /** When a watched resource is polled next, and what that poll asks of the vendor rather than the cache. */
 export interface PollTiming {
   readonly intervalMs: number;
-  /** Something in it is polled sooner than the cache keeps it: the route, or some parts of a view. */
+  /**
+   * The poll asks the vendor, not the cache: the route, or some parts of a view, are polled at their TTL or
+   * sooner. A cached answer would then be one a refresh stored after the last poll, still fresh for a few
+   * milliseconds, and the change it hides would wait a whole interval more.
+   */
   readonly noCache: boolean;
-  /** Of a view, the parts polled so, by name. */
+  /** Of a view, the parts asked so, by name. */
   readonly noCacheParts: ReadonlySet<string>;
 }
 
@@ -81,19 +85,26 @@ export class WatchSchedules {
         target.params,
         target.intervalMs,
       );
-      return { intervalMs, noCache: intervalMs < target.intervalMs, noCacheParts: new Set() };
+      return { intervalMs, noCache: intervalMs <= target.intervalMs, noCacheParts: new Set() };
     }
-    const noCacheParts = new Set<string>();
+    const own = new Map<string, { intervalMs: number; ttlMs: number }>();
     let intervalMs = Infinity;
     for (const part of target.parts) {
-      const own = part.params
+      const partMs = part.params
         ? await this.intervalOf(part.upstream, part.route, part.params, part.intervalMs)
         : part.intervalMs;
-      if (own < part.intervalMs) noCacheParts.add(part.name);
-      intervalMs = Math.min(intervalMs, own);
+      own.set(part.name, { intervalMs: partMs, ttlMs: part.intervalMs });
+      intervalMs = Math.min(intervalMs, partMs);
     }
     if (intervalMs === Infinity) intervalMs = target.intervalMs;
-    return { intervalMs: Math.max(floor, intervalMs), noCache: noCacheParts.size > 0, noCacheParts };
+    intervalMs = Math.max(floor, intervalMs);
+    // Asked of the vendor: the parts polled sooner than they are cached (a release), and those that set the
+    // view's pace at their TTL; the others are read from the cache, which keeps them longer.
+    const noCacheParts = new Set<string>();
+    for (const [name, p] of own)
+      if (p.intervalMs < p.ttlMs || (p.intervalMs <= intervalMs && p.intervalMs <= p.ttlMs))
+        noCacheParts.add(name);
+    return { intervalMs, noCache: noCacheParts.size > 0, noCacheParts };
   }
 
   /** A resource's interval by its calendars: the shortest any of them gives; `ttlMs` with none. */

@@ -688,11 +688,14 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     // a view's, its parts'.
     const timing = await this.schedules.timing(r.target);
     const interval = timing.intervalMs;
+    // A follow-up reads what the refresh a stale part started has stored: asking the vendor again for the
+    // parts it has just answered would be a second call in one interval.
+    const asked: PollTiming = r.followingUp ? { ...timing, noCache: false, noCacheParts: new Set() } : timing;
     const fetched = await this.fetch(
       r.target,
       { consumer: this.poller! },
       `watch-${this.replicaId.slice(0, 8)}-${++this.polls}`,
-      timing,
+      asked,
     );
     const at = this.clock.now();
     await this.countPoll(r);
@@ -772,8 +775,8 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     requestId: string,
     timing?: PollTiming,
   ): Promise<Fetched> {
-    // Polled sooner than the cache keeps it (around a release): the cache would answer, so ask the vendor;
-    // its answer refreshes the cache for every caller. Of a view, only the parts polled so.
+    // A poll due at the TTL or sooner asks the vendor (PollTiming.noCache); its answer refreshes the cache
+    // for every caller. Of a view, only the parts that set its pace or are due for a release.
     const cacheControl = timing?.noCache ? 'no-cache' : undefined;
     if (target.kind === 'route') {
       const res = await this.caller.call(identity, {

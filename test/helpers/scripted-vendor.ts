@@ -16,6 +16,8 @@ export class ScriptedVendor {
   private readonly bodies = new Map<string, unknown>();
   /** Filler bytes in each answer of a path (a large answer). */
   private readonly padding = new Map<string, number>();
+  /** How long each answer of a path takes (a slow vendor). */
+  private readonly slow = new Map<string, number>();
   /** Calls of a path still to fail, and with which status. */
   private readonly failing = new Map<string, { left: number; status: number }>();
   private server?: Server;
@@ -33,6 +35,11 @@ export class ScriptedVendor {
   /** Each answer of `path` carries `bytes` of filler beside its value. */
   pad(path: string, bytes: number): void {
     this.padding.set(path, bytes);
+  }
+
+  /** Each answer of `path` leaves `ms` after its request arrived. */
+  delay(path: string, ms: number): void {
+    this.slow.set(path, ms);
   }
 
   /** The next `n` calls of `path` fail with `status` (a vendor error). */
@@ -61,7 +68,8 @@ export class ScriptedVendor {
       this.calls.set(path, (this.calls.get(path) ?? 0) + 1);
       this.times.set(path, [...(this.times.get(path) ?? []), Date.now()]);
       req.resume();
-      req.on('end', () => {
+      req.on('end', () => setTimeout(answer, this.slow.get(path) ?? 0));
+      const answer = () => {
         const limit = this.limited.get(path);
         if (limit !== undefined) {
           this.limited.delete(path);
@@ -83,7 +91,7 @@ export class ScriptedVendor {
           data: [{ value: this.values.get(path) ?? 0, ...(pad ? { filler: 'x'.repeat(pad) } : {}) }],
         };
         res.end(JSON.stringify(body));
-      });
+      };
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.base = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -99,6 +107,7 @@ export class ScriptedVendor {
     this.values.clear();
     this.bodies.clear();
     this.padding.clear();
+    this.slow.clear();
     this.failing.clear();
     this.limited.clear();
     this.limitedAt = undefined;

@@ -57,7 +57,7 @@ describe('GET /watch: views and series lists follow their series’ release cale
   const vendor = new ScriptedVendor();
   const watcher = testConsumer({ id: 'schedule-views-watcher' });
   const gw = withGateway({
-    upstreams: { macro: { fake: vendor, token: 'macro-vendor-key' } },
+    upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_schedule_views_vendor' } },
     consumers: [watcher],
     env: {
       ATRIUM_VIEWS_FILE: viewsFile,
