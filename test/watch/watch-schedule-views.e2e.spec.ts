@@ -1,51 +1,17 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { testConsumer } from '../helpers/consumers.js';
 import { eventually } from '../helpers/eventually.js';
 import { SseClient } from '../helpers/sse.js';
 import { withGateway } from '../helpers/gateway.js';
 import { ScriptedVendor } from '../helpers/scripted-vendor.js';
+import { releaseCalendar, releaseTimedSettings, twoSeriesViewsFile } from '../helpers/watch-release.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'atrium-watch-schedule-views-'));
-const viewsFile = join(dir, 'views.yaml');
-writeFileSync(
-  viewsFile,
-  `views:
-  two-series:
-    description: Two series side by side.
-    params:
-      a: { type: integer, required: true, example: 1 }
-      b: { type: integer, required: true, example: 2 }
-    parts:
-      a: { route: macro.series.data, path: { id: '{{ params.a }}' } }
-      b: { route: macro.series.data, path: { id: '{{ params.b }}' } }
-`,
-);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const views = twoSeriesViewsFile('atrium-watch-schedule-views-');
+afterAll(() => views.remove());
 
 const TTL_MS = 1000;
 const RELEASE_INTERVAL_MS = 100;
 const QUIET_MS = 10_000;
 const HOUR_MS = 3_600_000;
-
-/** A release time as the vendor writes it: UTC, to the second, no zone. */
-const vendorTime = (t: number) => new Date(t).toISOString().slice(0, 19);
-const calendar = (id: string, from: number, to: number) => ({
-  data: [
-    {
-      entityId: id,
-      releases: [
-        {
-          code: 'RL1',
-          releaseDate: vendorTime(from).slice(0, 10),
-          from: vendorTime(from),
-          to: vendorTime(to),
-        },
-      ],
-    },
-  ],
-});
 
 /**
  * A composite view of two series and a list of two series, watched on one gateway in front of a vendor whose
@@ -60,13 +26,8 @@ describe('GET /watch: views and series lists follow their series’ release cale
     upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_schedule_views_vendor' } },
     consumers: [watcher],
     env: {
-      ATRIUM_VIEWS_FILE: viewsFile,
-      ATRIUM_CACHE_TTL_OVERRIDES: `series=${TTL_MS}ms`,
-      ATRIUM_WATCH_MIN_INTERVAL_MS: '50',
-      ATRIUM_WATCH_LEASE_MS: '600',
-      ATRIUM_WATCH_RELEASE_INTERVAL_MS: String(RELEASE_INTERVAL_MS),
-      ATRIUM_WATCH_RELEASE_MARGIN_MS: '0',
-      ATRIUM_WATCH_RELEASE_QUIET_MS: String(QUIET_MS),
+      ATRIUM_VIEWS_FILE: views.file,
+      ...releaseTimedSettings({ ttlMs: TTL_MS, releaseIntervalMs: RELEASE_INTERVAL_MS, quietMs: QUIET_MS }),
     },
   });
 
@@ -74,9 +35,9 @@ describe('GET /watch: views and series lists follow their series’ release cale
     // Series 42 releases in a whole second at least 4 s from now; 43 and 44 an hour later.
     const from = Math.ceil((Date.now() + 4000) / 1000) * 1000;
     const to = from + 1000;
-    vendor.setBody('/releases/series/42', calendar('42', from, to));
-    vendor.setBody('/releases/series/43', calendar('43', from + HOUR_MS, to + HOUR_MS));
-    vendor.setBody('/releases/series/44', calendar('44', from + HOUR_MS, to + HOUR_MS));
+    vendor.setBody('/releases/series/42', releaseCalendar('42', from, to));
+    vendor.setBody('/releases/series/43', releaseCalendar('43', from + HOUR_MS, to + HOUR_MS));
+    vendor.setBody('/releases/series/44', releaseCalendar('44', from + HOUR_MS, to + HOUR_MS));
     const view = '/views/two-series?a=42&b=43';
     const list = '/macro/series/44,42/data';
     const c = await SseClient.open(

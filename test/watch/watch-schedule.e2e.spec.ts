@@ -3,6 +3,7 @@ import { eventually } from '../helpers/eventually.js';
 import { SseClient } from '../helpers/sse.js';
 import { withGateway } from '../helpers/gateway.js';
 import { ScriptedVendor } from '../helpers/scripted-vendor.js';
+import { releaseCalendar, releaseTimedSettings } from '../helpers/watch-release.js';
 
 /**
  * Polls timed by the macro interface's release calendar, on one gateway in front of a vendor whose
@@ -14,44 +15,20 @@ const TTL_MS = 1000;
 const RELEASE_INTERVAL_MS = 100;
 const QUIET_MS = 10_000;
 
-/** A release time as the vendor writes it: UTC, to the second, no zone. */
-const vendorTime = (t: number) => new Date(t).toISOString().slice(0, 19);
-
 describe('GET /watch: polls follow the release calendar (one gateway)', () => {
   const vendor = new ScriptedVendor();
   const watcher = testConsumer({ id: 'schedule-watcher' });
   const gw = withGateway({
     upstreams: { macro: { fake: vendor, token: 'sbx_test_macro_watch_vendor' } },
     consumers: [watcher],
-    env: {
-      ATRIUM_CACHE_TTL_OVERRIDES: `series=${TTL_MS}ms`,
-      ATRIUM_WATCH_MIN_INTERVAL_MS: '50',
-      ATRIUM_WATCH_LEASE_MS: '600',
-      ATRIUM_WATCH_RELEASE_INTERVAL_MS: String(RELEASE_INTERVAL_MS),
-      ATRIUM_WATCH_RELEASE_MARGIN_MS: '0',
-      ATRIUM_WATCH_RELEASE_QUIET_MS: String(QUIET_MS),
-    },
+    env: releaseTimedSettings({ ttlMs: TTL_MS, releaseIntervalMs: RELEASE_INTERVAL_MS, quietMs: QUIET_MS }),
   });
 
   it('reads the calendar, stays quiet before the release, polls often through it, then at the TTL', async () => {
     // The release window: a whole second, starting at least 4 s from now (the vendor writes seconds).
     const from = Math.ceil((Date.now() + 4000) / 1000) * 1000;
     const to = from + 1000;
-    vendor.setBody('/releases/series/42', {
-      data: [
-        {
-          entityId: '42',
-          releases: [
-            {
-              code: 'RL1',
-              releaseDate: vendorTime(from).slice(0, 10),
-              from: vendorTime(from),
-              to: vendorTime(to),
-            },
-          ],
-        },
-      ],
-    });
+    vendor.setBody('/releases/series/42', releaseCalendar('42', from, to));
     vendor.setBody('/releases/series/43', { data: [{ entityId: '43', releases: [] }] });
     const path = (id: string) => `path=${encodeURIComponent(`/macro/series/${id}/data`)}`;
     const c = await SseClient.open(`${gw.url}/watch?${path('42')}&${path('43')}`, {

@@ -1,7 +1,4 @@
 import { Agent, fetch as undiciFetch } from 'undici';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { watch as watchWith, type WatchAnswer } from '../../client/index.js';
 import type { AtriumErrorBody } from '../../client/runtime.js';
 import { testConsumer } from '../helpers/consumers.js';
@@ -9,6 +6,7 @@ import { eventually } from '../helpers/eventually.js';
 import { SseClient, type SseEvent } from '../helpers/sse.js';
 import { withGateway } from '../helpers/gateway.js';
 import { ScriptedVendor } from '../helpers/scripted-vendor.js';
+import { twoSeriesViewsFile } from '../helpers/watch-release.js';
 
 /**
  * `GET /watch` on one gateway (no Redis: it polls for itself) in front of a vendor whose answers the test
@@ -16,22 +14,8 @@ import { ScriptedVendor } from '../helpers/scripted-vendor.js';
  * new event with a new id, a reconnect with Last-Event-ID resumes, refused paths come first as `error`
  * events with the envelope, heartbeats flow, and the caps answer with the envelope before any stream.
  */
-const dir = mkdtempSync(join(tmpdir(), 'atrium-watch-'));
-const viewsFile = join(dir, 'views.yaml');
-writeFileSync(
-  viewsFile,
-  `views:
-  two-series:
-    description: Two series side by side.
-    params:
-      a: { type: integer, required: true, example: 1 }
-      b: { type: integer, required: true, example: 2 }
-    parts:
-      a: { route: macro.series.data, path: { id: '{{ params.a }}' } }
-      b: { route: macro.series.data, path: { id: '{{ params.b }}' } }
-`,
-);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const views = twoSeriesViewsFile('atrium-watch-');
+afterAll(() => views.remove());
 
 const TTL_MS = 400;
 const settings = {
@@ -39,7 +23,7 @@ const settings = {
   ATRIUM_WATCH_MIN_INTERVAL_MS: '50',
   ATRIUM_WATCH_HEARTBEAT_MS: '150',
   ATRIUM_WATCH_LEASE_MS: '600',
-  ATRIUM_VIEWS_FILE: viewsFile,
+  ATRIUM_VIEWS_FILE: views.file,
 };
 const enc = encodeURIComponent;
 const answerEvents = (e: SseEvent) => e.event === 'answer';
