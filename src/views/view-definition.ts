@@ -17,6 +17,9 @@ export interface ViewParam {
   readonly default?: string;
 }
 
+/** A literal piece of a route path, or the name of one of its parameters. */
+export type PathPiece = string | { readonly param: string };
+
 /** One call of a view: a GET route of an interface, its path and query built from templates. */
 export interface ViewPart {
   /** The name the part's answer appears under in `data` and `parts`. */
@@ -27,6 +30,8 @@ export interface ViewPart {
   readonly route: RouteDefinition;
   /** Path parameters of the route template, by name. */
   readonly path: Readonly<Record<string, Template>>;
+  /** The route's path as literals and parameter names, in order (read from the template once, at load). */
+  readonly pathPieces: readonly PathPiece[];
   /** Query parameters in declaration order. */
   readonly query: readonly (readonly [string, Template])[];
   readonly optional: boolean;
@@ -43,6 +48,8 @@ export interface ViewDefinition {
   readonly params: readonly ViewParam[];
   /** In declaration order (the answer keeps it). */
   readonly parts: readonly ViewPart[];
+  /** Indices into `parts` by step: every part after those it reads. */
+  readonly runOrder: readonly number[];
   /** The view's own deadline, when it sets one (else the gateway default). */
   readonly timeoutMs?: number;
 }
