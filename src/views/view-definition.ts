@@ -20,6 +20,18 @@ export interface ViewParam {
 /** A literal piece of a route path, or the name of one of its parameters. */
 export type PathPiece = string | { readonly param: string };
 
+/** A route path as literals and the names of its parameters, in order. */
+export function pathPiecesOf(path: string): PathPiece[] {
+  const pieces: PathPiece[] = [];
+  let last = 0;
+  for (const m of path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    pieces.push(path.slice(last, m.index), { param: m[1] });
+    last = m.index + m[0].length;
+  }
+  pieces.push(path.slice(last));
+  return pieces;
+}
+
 /** One call of a view: a GET route of an interface, its path and query built from templates. */
 export interface ViewPart {
   /** The name the part's answer appears under in `data` and `parts`. */

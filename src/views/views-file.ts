@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { FieldSelectionError, parseFieldSelection } from '../core/http/field-selection.js';
 import type { RouteDefinition } from '../proxy/pipeline.types.js';
-import type {
-  PathPiece,
-  ViewDefinition,
-  ViewParam,
-  ViewParamType,
-  ViewPart,
-  ViewSet,
+import {
+  pathPiecesOf,
+  type ViewDefinition,
+  type ViewParam,
+  type ViewParamType,
+  type ViewPart,
+  type ViewSet,
 } from './view-definition.js';
 import { parseTemplate, referencesOf, TemplateError, type Template } from './view-template.js';
 
@@ -179,18 +179,6 @@ function indexRoutes(catalog: readonly RouteCatalogEntry[]): Map<string, Resolve
       }
     }
   return byKey;
-}
-
-/** A route path as literals and the names of its parameters, in order. */
-function pathPiecesOf(path: string): PathPiece[] {
-  const pieces: PathPiece[] = [];
-  let last = 0;
-  for (const m of path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    pieces.push(path.slice(last, m.index), { param: m[1] });
-    last = m.index + m[0].length;
-  }
-  pieces.push(path.slice(last));
-  return pieces;
 }
 
 function readPart(
