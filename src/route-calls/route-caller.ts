@@ -76,11 +76,8 @@ export class RouteCaller {
     let errorCode: string | undefined;
     try {
       const res = await this.run(caller, call, config, headers, accept);
-      result = {
-        status: res.status,
-        headers: { ...headers, ...answerHeaders(res) },
-        body: await bytesOf(res),
-      };
+      const body = await bytesOf(res);
+      result = { status: res.status, headers: answerHeaders(headers, res), body };
     } catch (err) {
       const format = call.query.find(([k]) => k === 'format')?.[1];
       const a = this.filter.answerFor(err, {
@@ -160,12 +157,12 @@ export class RouteCaller {
   }
 }
 
-/** The headers `sendProxyResponse` writes for an answer. */
-function answerHeaders(res: ProxyResponse): Record<string, string> {
-  const out: Record<string, string> = { ...res.headers };
-  if (res.cache) out['x-cache'] = res.cache;
-  if (res.ageSeconds !== undefined) out.age = String(Math.max(0, Math.floor(res.ageSeconds)));
-  return out;
+/** The headers `sendProxyResponse` writes for an answer, onto the call's own (its request id and quota). */
+function answerHeaders(headers: Record<string, string>, res: ProxyResponse): Record<string, string> {
+  for (const name in res.headers) headers[name] = res.headers[name];
+  if (res.cache) headers['x-cache'] = res.cache;
+  if (res.ageSeconds !== undefined) headers.age = String(Math.max(0, Math.floor(res.ageSeconds)));
+  return headers;
 }
 
 /** The answer's bytes; a stream (never batched or viewed, but possible) read whole, as a client would. */

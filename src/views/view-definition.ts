@@ -17,6 +17,21 @@ export interface ViewParam {
   readonly default?: string;
 }
 
+/** A literal piece of a route path, or the name of one of its parameters. */
+export type PathPiece = string | { readonly param: string };
+
+/** A route path as literals and the names of its parameters, in order. */
+export function pathPiecesOf(path: string): PathPiece[] {
+  const pieces: PathPiece[] = [];
+  let last = 0;
+  for (const m of path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
+    pieces.push(path.slice(last, m.index), { param: m[1] });
+    last = m.index + m[0].length;
+  }
+  pieces.push(path.slice(last));
+  return pieces;
+}
+
 /** One call of a view: a GET route of an interface, its path and query built from templates. */
 export interface ViewPart {
   /** The name the part's answer appears under in `data` and `parts`. */
@@ -27,6 +42,8 @@ export interface ViewPart {
   readonly route: RouteDefinition;
   /** Path parameters of the route template, by name. */
   readonly path: Readonly<Record<string, Template>>;
+  /** The route's path as literals and parameter names, in order (read from the template once, at load). */
+  readonly pathPieces: readonly PathPiece[];
   /** Query parameters in declaration order. */
   readonly query: readonly (readonly [string, Template])[];
   readonly optional: boolean;
@@ -43,6 +60,8 @@ export interface ViewDefinition {
   readonly params: readonly ViewParam[];
   /** In declaration order (the answer keeps it). */
   readonly parts: readonly ViewPart[];
+  /** Indices into `parts` by step: every part after those it reads. */
+  readonly runOrder: readonly number[];
   /** The view's own deadline, when it sets one (else the gateway default). */
   readonly timeoutMs?: number;
 }

@@ -72,18 +72,6 @@ function madeError(err: GatewayError, requestId: string, started: number, result
   };
 }
 
-/** A part's route path: literals and the names of its parameters, in order. */
-function templateOf(part: ViewPart): ReadonlyArray<string | { param: string }> {
-  const pieces: Array<string | { param: string }> = [];
-  let last = 0;
-  for (const m of part.route.path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)) {
-    pieces.push(part.route.path.slice(last, m.index), { param: m[1] });
-    last = m.index + m[0].length;
-  }
-  pieces.push(part.route.path.slice(last));
-  return pieces;
-}
-
 /**
  * A part's path parameters from the view's parameters alone (a watch's release calendar reads them before
  * the view runs); undefined when its path reads an earlier part's answer or a value is absent.
@@ -93,7 +81,7 @@ export function partPathParams(
   params: Readonly<Record<string, string | undefined>>,
 ): Readonly<Record<string, string>> | undefined {
   const out: Record<string, string> = {};
-  for (const piece of templateOf(part)) {
+  for (const piece of part.pathPieces) {
     if (typeof piece === 'string') continue;
     const t = part.path[piece.param];
     if (!t || t.some((x) => typeof x !== 'string' && x.kind === 'part')) return undefined;
@@ -110,7 +98,7 @@ type PartTarget = { url: string; params: Record<string, string>; query: QueryPai
 function partUrl(part: ViewPart, ctx: TemplateContext): PartTarget {
   let path = '';
   const params: Record<string, string> = {};
-  for (const piece of templateOf(part)) {
+  for (const piece of part.pathPieces) {
     if (typeof piece === 'string') {
       path += piece;
       continue;
@@ -135,11 +123,6 @@ function partUrl(part: ViewPart, ctx: TemplateContext): PartTarget {
   const q = stringifyQuery(pairs);
   // The parameters and pairs go along: the call need not read them back from the URL.
   return { url: `/${part.prefix}${path}${q ? `?${q}` : ''}`, params, query: pairs };
-}
-
-/** A view's parts in an order where every part comes after those it reads (by step). */
-function orderOf(view: ViewDefinition): ReadonlyArray<readonly [ViewPart, number]> {
-  return [...view.parts.entries()].map(([i, p]) => [p, i] as const).sort((a, b) => a[0].step - b[0].step);
 }
 
 function outcomeOf(
@@ -263,7 +246,8 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
 
   const start = async (part: ViewPart, i: number): Promise<PartOutcome> => {
     let o: PartOutcome;
-    const deps = await Promise.all(part.dependsOn.map((d) => running.get(d)!));
+    // A part that reads none starts at once, without waiting a turn for an empty list.
+    const deps = part.dependsOn.length ? await Promise.all(part.dependsOn.map((d) => running.get(d)!)) : [];
     // The part's own span (when spans are exported) from when its inputs are ready: its vendor calls are
     // its children, and carry its id in their traceparent.
     const { trace, span } = nestedTrace(input.caller.trace, 'view part', {
@@ -293,7 +277,7 @@ export function runView(caller: RouteCaller, input: ViewRunInput): Promise<ViewR
   };
 
   // Every part after those it reads: a part's inputs are in `running` when it starts.
-  for (const [part, i] of orderOf(view)) running.set(part.name, start(part, i));
+  for (const i of view.runOrder) running.set(view.parts[i].name, start(view.parts[i], i));
   return settleWithin(input, running, () => (aborted = true), outcomes, started);
 }
 

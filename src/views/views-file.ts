@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { FieldSelectionError, parseFieldSelection } from '../core/http/field-selection.js';
 import type { RouteDefinition } from '../proxy/pipeline.types.js';
-import type { ViewDefinition, ViewParam, ViewParamType, ViewPart, ViewSet } from './view-definition.js';
+import {
+  pathPiecesOf,
+  type ViewDefinition,
+  type ViewParam,
+  type ViewParamType,
+  type ViewPart,
+  type ViewSet,
+} from './view-definition.js';
 import { parseTemplate, referencesOf, TemplateError, type Template } from './view-template.js';
 
 export class ViewsFileError extends Error {}
@@ -174,10 +181,6 @@ function indexRoutes(catalog: readonly RouteCatalogEntry[]): Map<string, Resolve
   return byKey;
 }
 
-function templateParams(path: string): string[] {
-  return [...path.matchAll(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]);
-}
-
 function readPart(
   r: ViewReader,
   name: string,
@@ -201,7 +204,8 @@ function readPart(
   if (route.file) r.fail(`${field}.route`, `"${raw.route}" answers a file; a view composes JSON answers`);
   if (route.sideEffect) r.fail(`${field}.route`, `"${raw.route}" has a side effect; a view only reads`);
 
-  const wanted = templateParams(route.path);
+  const pathPieces = pathPiecesOf(route.path);
+  const wanted = pathPieces.flatMap((piece) => (typeof piece === 'string' ? [] : [piece.param]));
   const rawPath = raw.path ?? {};
   if (!isObject(rawPath)) r.fail(`${field}.path`, 'must be an object of path parameters');
   const path: Record<string, Template> = {};
@@ -253,6 +257,7 @@ function readPart(
     prefix: found.prefix,
     route,
     path,
+    pathPieces,
     query,
     optional: raw.optional === true,
     ...(fields ? { fields } : {}),
@@ -335,6 +340,10 @@ function readView(
     description: raw.description,
     params,
     parts: parts.map((p) => ({ ...p, step: steps.get(p.name)! })),
+    runOrder: parts
+      .map((p, i) => [steps.get(p.name)!, i])
+      .sort((a, b) => a[0] - b[0])
+      .map(([, i]) => i),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
   };
 }

@@ -2,7 +2,7 @@ import { RouteMatcher } from '../../src/batch/route-matcher.js';
 import { GatewayError } from '../../src/core/errors/gateway-error.js';
 import type { RouteDefinition } from '../../src/proxy/pipeline.types.js';
 import { MACRO_ROUTES } from '../../src/upstreams/macro/macro.routes.js';
-import type { ViewDefinition } from '../../src/views/view-definition.js';
+import { pathPiecesOf, type ViewDefinition } from '../../src/views/view-definition.js';
 import { parseTemplate } from '../../src/views/view-template.js';
 import { etagOf } from '../../src/core/http/etag.js';
 import { sseEvent, watchAnswer } from '../../src/watch/watch-answer.js';
@@ -83,6 +83,7 @@ describe('watched paths (src/watch/watch-target.ts)', () => {
           name: 'data',
           upstream: 'macro',
           route: series,
+          pathPieces: pathPiecesOf(series.path),
           path: { id: parseTemplate('{{ params.id }}') },
           query: [],
         },
@@ -90,6 +91,7 @@ describe('watched paths (src/watch/watch-target.ts)', () => {
           name: 'next',
           upstream: 'macro',
           route: metadata,
+          pathPieces: pathPiecesOf(metadata.path),
           path: { id: parseTemplate('{{ parts.data.data[0].entityId }}') },
           query: [],
         },
@@ -97,6 +99,7 @@ describe('watched paths (src/watch/watch-target.ts)', () => {
           name: 'chart',
           upstream: 'macro',
           route: visual,
+          pathPieces: pathPiecesOf(visual.path),
           path: { id: parseTemplate('{{ params.id }}') },
           query: [],
         },

@@ -1,14 +1,16 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /**
  * The gateway's one ETag: a strong validator, the first 32 base64url characters of a SHA-256 over what a
  * client reads. Views hash their data (and completeness); proxied answers hash their bytes.
  */
 export function etagOf(dataText: string | Buffer, complete = true): string {
-  const digest = createHash('sha256')
-    .update(dataText)
-    .update(complete ? '1' : '0')
-    .digest('base64url');
+  const flag = complete ? '1' : '0';
+  // A text is hashed in one call; a body's bytes are not copied to append the flag.
+  const digest =
+    typeof dataText === 'string'
+      ? hash('sha256', dataText + flag, 'base64url')
+      : createHash('sha256').update(dataText).update(flag).digest('base64url');
   return `"${digest.slice(0, 32)}"`;
 }
 
