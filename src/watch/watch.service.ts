@@ -15,6 +15,7 @@ import { REDIS_CLIENT, type RedisClient } from '../core/ports/redis.port.js';
 import { SYSTEM_CLOCK, type Clock, type ClockTimer } from '../core/time/clock.js';
 import { RouteMatcher } from '../batch/route-matcher.js';
 import { ProxyService } from '../proxy/proxy.service.js';
+import { Heartbeats } from './heartbeats.js';
 import { UpstreamLimitsService } from '../proxy/upstream-limits.service.js';
 import { RouteCaller, type RouteCallerIdentity } from '../route-calls/route-caller.js';
 import { UsageService } from '../usage/usage.service.js';
@@ -174,7 +175,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
   private matcher = new RouteMatcher([]);
   private poller?: Consumer;
   private tickTimer?: ClockTimer;
-  private heartbeatTimer?: ClockTimer;
+  private readonly heartbeats: Heartbeats<Stream>;
   private readonly tickMs: number;
   private polls = 0;
   private stopped = false;
@@ -200,11 +201,17 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
         )
       : new LocalWatchFleet(deliver);
     const w = config.watch;
+    // A comment line: proxies see traffic, EventSource ignores it. Not behind a client that does not read:
+    // it has bytes coming already.
+    this.heartbeats = new Heartbeats(clock, w.heartbeatMs, (s) => {
+      if (!s.behind) s.out.write(': keep-alive\n\n');
+    });
     this.schedules = new WatchSchedules({
       clock,
       config: w,
       scheduleOf: (upstream) => this.proxy.upstream(upstream)?.def.watchSchedule,
       read: (path) => this.readAsPoller(path),
+      deferred: (upstream) => this.deferMsOf([upstream], w.minIntervalMs) > 0,
     });
     // Leases are renewed at a third of their length; polls are due at their interval (at least the floor).
     this.tickMs = Math.max(10, Math.min(w.leaseMs / 3, w.minIntervalMs / 2, 1000));
@@ -234,14 +241,14 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       corsOrigins: [],
     };
     this.schedule();
-    this.heartbeat();
+    this.heartbeats.start();
   }
 
   /** Ends every stream (clients reconnect to another replica) and gives up this replica's leases. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.tickTimer) this.clock.clearTimeout(this.tickTimer);
-    if (this.heartbeatTimer) this.clock.clearTimeout(this.heartbeatTimer);
+    this.heartbeats.stop();
     for (const s of [...this.streams]) this.close(s, true);
     // The console stops counting this replica now, not a lease later.
     if (this.watchedReported)
@@ -311,6 +318,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       closed: false,
     };
     this.streams.add(stream);
+    this.heartbeats.add(stream);
     out.write(`retry: 2000\n\n`);
     void this.start(stream, w).catch((e: unknown) => {
       this.logger.error(`errorId=${w.requestId} watch start failed: ${(e as Error).message}`);
@@ -448,6 +456,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
     stream.closed = true;
     stream.behind = undefined;
     this.streams.delete(stream);
+    this.heartbeats.delete(stream);
     this.giveBack(stream.consumerId, stream.reserved);
     for (const p of stream.paths) {
       const r = p.resource;
@@ -456,16 +465,6 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       if (r.entries.size === 0) this.drop(r);
     }
     if (end) stream.out.end();
-  }
-
-  private heartbeat(): void {
-    if (this.stopped) return;
-    this.heartbeatTimer = this.clock.setTimeout(() => {
-      // A comment line: proxies see traffic, EventSource ignores it.
-      // Not behind a client that does not read: it has bytes coming already.
-      for (const s of this.streams) if (!s.behind) s.out.write(': keep-alive\n\n');
-      this.heartbeat();
-    }, this.config.watch.heartbeatMs);
   }
 
   /** This replica's watched resources, most subscribers first. */
@@ -662,7 +661,10 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** How long polls of a target must wait: an upstream cooldown, an open breaker, or a budget with no token. */
   private deferMs(target: WatchTarget): number {
-    const upstreams = target.kind === 'route' ? [target.upstream] : target.upstreams;
+    return this.deferMsOf(target.kind === 'route' ? [target.upstream] : target.upstreams, target.intervalMs);
+  }
+
+  private deferMsOf(upstreams: readonly string[], intervalMs: number): number {
     let wait = 0;
     for (const name of upstreams) {
       const limiter = this.limits.limiter(name);
@@ -671,7 +673,7 @@ export class WatchService implements OnApplicationBootstrap, BeforeApplicationSh
       if (refused)
         wait = Math.max(wait, limiter.cooldownRemainingMs(), (refused.retryAfterSeconds ?? 1) * 1000);
       // Interactive requests first: a poll takes a token only when one is there without waiting.
-      else if (limiter.tokensLeft() < 1) wait = Math.max(wait, Math.min(1000, target.intervalMs / 10));
+      else if (limiter.tokensLeft() < 1) wait = Math.max(wait, Math.min(1000, intervalMs / 10));
     }
     return wait;
   }

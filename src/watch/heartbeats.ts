@@ -1,0 +1,56 @@
+import type { Clock, ClockTimer } from '../core/time/clock.js';
+
+/**
+ * Keeps idle streams alive for the proxies between them and their clients. The interval is cut into slices,
+ * each stream belongs to one, and each slice is written on its own turn: a replica with 10,000 streams
+ * writes a few hundred at a time, not all of them in one turn of the event loop that every other request
+ * waits for. A new stream joins the next slice in turn, so the slices stay even.
+ */
+export class Heartbeats<S> {
+  private readonly slices: Set<S>[];
+  private readonly sliceOf = new Map<S, number>();
+  private next = 0;
+  private turn = 0;
+  private timer?: ClockTimer;
+  private stopped = false;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly intervalMs: number,
+    /** Writes one heartbeat to a stream (or skips it: a stream with bytes pending needs none). */
+    private readonly beat: (stream: S) => void,
+    slices = 30,
+  ) {
+    this.slices = Array.from({ length: slices }, () => new Set<S>());
+  }
+
+  add(stream: S): void {
+    const i = this.next++ % this.slices.length;
+    this.slices[i].add(stream);
+    this.sliceOf.set(stream, i);
+  }
+
+  delete(stream: S): void {
+    const i = this.sliceOf.get(stream);
+    if (i === undefined) return;
+    this.sliceOf.delete(stream);
+    this.slices[i].delete(stream);
+  }
+
+  start(): void {
+    if (this.stopped || this.timer) return;
+    this.timer = this.clock.setTimeout(() => {
+      const slice = this.slices[this.turn];
+      this.turn = (this.turn + 1) % this.slices.length;
+      for (const s of slice) this.beat(s);
+      this.timer = undefined;
+      this.start();
+    }, this.intervalMs / this.slices.length);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
