@@ -52,6 +52,11 @@ export interface WatchSchedulesOptions {
   readonly scheduleOf: (upstream: string) => WatchSchedule | undefined;
   /** Reads a gateway path as the poller (the normal pipeline: cache, budget, key custody); undefined on failure. */
   readonly read: (path: string) => Promise<unknown>;
+  /**
+   * Whether the upstream's polls must wait now (a cooldown, an open breaker, a budget with no token to
+   * spare): its calendars are then not read either, and what is known of them (or the TTL) times the polls.
+   */
+  readonly deferred?: (upstream: string) => boolean;
 }
 
 /**
@@ -132,6 +137,8 @@ export class WatchSchedules {
     const margin = this.o.config.release.marginMs;
     const passed = k?.windows.some((w) => w.to + margin >= k.readAt && w.to + margin < now);
     if (k && now - k.readAt < this.o.config.release.quietMs && !passed) return k.windows;
+    // Calendar reads are polls too: they wait with the upstream's polls, and the next timing asks again.
+    if (this.o.deferred?.(upstream)) return k?.windows ?? [];
     const body = await this.o.read(path).catch(() => undefined);
     if (body === undefined) {
       // Unreadable (the vendor is away): the TTL rules until the next poll tries again.

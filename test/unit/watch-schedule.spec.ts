@@ -126,6 +126,39 @@ describe('WatchSchedules: reads the calendar through the gateway, keeps it, re-r
   });
 });
 
+describe("WatchSchedules: calendar reads wait with the upstream's polls", () => {
+  it('reads no calendar while the upstream is deferred: what is known, or the TTL, times the polls', async () => {
+    const clock = new FakeClock(Date.parse('2026-01-01T06:00:00Z'));
+    const reads: string[] = [];
+    let deferred = true;
+    const schedules = new WatchSchedules({
+      clock,
+      config,
+      scheduleOf: () => macroWatchSchedule,
+      read: (path) => {
+        reads.push(path);
+        return Promise.resolve(calendar('42', ['2026-01-01T09:00:00', '2026-01-01T10:00:00']));
+      },
+      deferred: (upstream) => upstream === 'macro' && deferred,
+    });
+    // In a cooldown with nothing known: the TTL, and no read.
+    expect(await schedules.intervalMs(seriesTarget('42'))).toBe(TTL);
+    expect(reads).toEqual([]);
+    // The cooldown over: the calendar is read and times the polls.
+    deferred = false;
+    expect(await schedules.intervalMs(seriesTarget('42'))).toBe(60 * MIN);
+    expect(reads).toHaveLength(1);
+    // Due for a re-read (08:30) in a new cooldown: the calendar known keeps timing, nothing is read.
+    deferred = true;
+    await clock.advance(150 * MIN);
+    expect(await schedules.intervalMs(seriesTarget('42'))).toBe(25 * MIN);
+    expect(reads).toHaveLength(1);
+    deferred = false;
+    expect(await schedules.intervalMs(seriesTarget('42'))).toBe(25 * MIN);
+    expect(reads).toHaveLength(2);
+  });
+});
+
 describe('WatchSchedules: series lists and views follow the calendars of the series they read', () => {
   // Series 42 releases 09:00–10:00, series 43 12:00–13:00, series 44 has no release ahead.
   const calendars: Record<string, unknown> = {
