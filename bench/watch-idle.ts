@@ -3,17 +3,19 @@
 // generator and settings: closed loop, 50 connections, 6 s after a 2 s warm-up), then the live heap and RSS after a full
 // collection, then opens WATCH_STREAMS idle `GET /watch` streams (one socket each, all watching one series),
 // measures memory again, and runs the same hit load beside them. Per stream = the growth over the streams.
+// Then, as the reference, the same hit load beside as many idle keep-alive connections that hold no stream.
+// The connections are held by a child process (bench/lib/socket-holder.ts), not beside the load generator.
 // Writes <BENCH_OUT>/watch-idle.json (default bench/results) and prints the table of docs/performance.md.
-import type { ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { FakeMacroUpstream } from '../src/sandbox/macro/fake-macro.upstream.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { envNumber, ROOT } from './lib/options.js';
 import { startProbedGateway } from './lib/probed-gateway.js';
+import type { HoldSpec } from './lib/socket-holder.js';
 import type { SoakSample } from './soak-probe.js';
 
 const STREAMS = envNumber('WATCH_STREAMS', 10_000, 1);
@@ -50,38 +52,28 @@ async function memory(child: ChildProcess): Promise<SoakSample> {
   return settled(child);
 }
 
-/** One idle stream on its own socket; resolves once its first answer event has arrived. */
-function openStream(port: number, key: string, sockets: Socket[]): Promise<void> {
-  return new Promise((res, rej) => {
-    const s = connect(port, '127.0.0.1');
-    sockets.push(s);
-    let seen = '';
-    const t = setTimeout(() => rej(new Error('a stream sent no answer in 60 s')), 60_000);
-    s.setEncoding('utf8');
-    const first = (chunk: string) => {
-      seen += chunk;
-      if (/^HTTP\/1\.1 [45]\d\d/.test(seen)) {
-        clearTimeout(t);
-        rej(new Error(`a stream was refused: ${seen.slice(0, 300)}`));
-      } else if (seen.includes('event: answer')) {
-        clearTimeout(t);
-        seen = '';
-        // Idle from here: heartbeats are read and dropped.
-        s.off('data', first);
-        s.on('data', () => undefined);
-        res();
-      }
-    };
-    s.on('data', first);
-    s.on('error', (e) => {
-      clearTimeout(t);
-      rej(e);
-    });
-    s.write(
-      `GET /watch?path=${encodeURIComponent(WATCHED)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
-        `Authorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`,
+/**
+ * `count` idle connections held by a child process (bench/lib/socket-holder.ts); resolves with the seconds
+ * they took to open. Killing the child closes them.
+ */
+async function holdConnections(spec: HoldSpec): Promise<{ holder: ChildProcess; seconds: number }> {
+  const holder = fork(join(ROOT, 'dist-bench/bench/lib/socket-holder.js'), [], { stdio: 'inherit' });
+  const seconds = await new Promise<number>((res, rej) => {
+    holder.once('message', (m: { opened?: number; failed?: string }) =>
+      m.failed === undefined ? res(m.opened!) : rej(new Error(m.failed)),
     );
+    holder.once('exit', (code) => rej(new Error(`the socket holder exited (${code})`)));
+    holder.send({ open: spec });
   });
+  return { holder, seconds };
+}
+
+/** Stops a holder and waits for it: its connections are closed when it has gone. */
+async function release(holder: ChildProcess): Promise<void> {
+  if (holder.exitCode !== null) return;
+  const gone = new Promise((r) => holder.once('exit', r));
+  holder.kill('SIGTERM');
+  await gone;
 }
 
 const mb = (n: number) => (n / 1048576).toFixed(1);
@@ -98,14 +90,14 @@ async function main(): Promise<void> {
   const token = `watch-macro-${randomBytes(9).toString('hex')}`;
   const macro = new FakeMacroUpstream({ token });
   await macro.start();
-  const sockets: Socket[] = [];
   let child: ChildProcess | undefined;
+  const holders: ChildProcess[] = [];
   try {
     const gateway = await startProbedGateway({
       dir,
       consumer: { id: 'watch-bench', key, upstreams: ['macro'] },
       logLevel: 'warn',
-      nodeArgs: ['--expose-gc'],
+      nodeArgs: ['--expose-gc', ...(process.env.BENCH_ATRIUM_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)],
       env: {
         UPSTREAM_MACRO_BASE_URL: macro.url,
         UPSTREAM_MACRO_TOKEN: token,
@@ -127,19 +119,38 @@ async function main(): Promise<void> {
     const hitAlone = await load();
     const before = await memory(child);
     console.log(`opening ${STREAMS} idle watch streams…`);
-    const opening = performance.now();
-    for (let i = 0; i < STREAMS; i += OPENING) {
-      const batch: Promise<void>[] = [];
-      for (let j = i; j < Math.min(STREAMS, i + OPENING); j++) batch.push(openStream(port, key, sockets));
-      await Promise.all(batch);
-    }
-    const openedS = (performance.now() - opening) / 1000;
+    const streams = await holdConnections({
+      port,
+      request:
+        `GET /watch?path=${encodeURIComponent(WATCHED)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+        `Authorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`,
+      openedWhen: 'event: answer',
+      count: STREAMS,
+      batch: OPENING,
+    });
+    holders.push(streams.holder);
+    const openedS = streams.seconds;
     await sleep(1000);
     const after = await memory(child);
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const streamsGauge = Number(/^atrium_watch_streams (\d+)/m.exec(metrics)?.[1]);
     console.log(`hit load beside ${streamsGauge} streams…`);
     const hitBeside = await load();
+    await release(streams.holder);
+    // The reference: as many idle keep-alive connections, no stream (what any HTTP server pays to hold them).
+    console.log(`opening ${STREAMS} idle keep-alive connections (no stream)…`);
+    const plain = await holdConnections({
+      port,
+      request: `GET /health/live HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`,
+      openedWhen: '\r\n\r\n',
+      count: STREAMS,
+      batch: OPENING,
+    });
+    holders.push(plain.holder);
+    await sleep(1000);
+    console.log(`hit load beside ${STREAMS} idle connections…`);
+    const hitBesideConnections = await load();
+    await release(plain.holder);
     const perStream = {
       heapBytes: (after.heapUsed - before.heapUsed) / STREAMS,
       rssBytes: (after.rss - before.rss) / STREAMS,
@@ -155,7 +166,7 @@ async function main(): Promise<void> {
       before: { rss: before.rss, heapUsed: before.heapUsed, external: before.external },
       after: { rss: after.rss, heapUsed: after.heapUsed, external: after.external },
       perStream,
-      hit: { alone: hitAlone, besideStreams: hitBeside },
+      hit: { alone: hitAlone, besideConnections: hitBesideConnections, besideStreams: hitBeside },
       settings: { connections: CONNECTIONS, seconds: HIT_SECONDS, watched: WATCHED, hit: HIT },
     };
     mkdirSync(OUT, { recursive: true });
@@ -172,11 +183,12 @@ async function main(): Promise<void> {
       '| cache hit | req/s | p50 ms | p99 ms | 200s |',
       '|---|---|---|---|---|',
       hitRow('alone', hitAlone),
+      hitRow(`beside ${STREAMS} idle keep-alive connections (no stream)`, hitBesideConnections),
       hitRow(`beside ${STREAMS} idle streams`, hitBeside),
     ];
     console.log(lines.join('\n'));
   } finally {
-    for (const s of sockets) s.destroy();
+    await Promise.all(holders.map(release));
     child?.kill('SIGTERM');
     await macro.close();
     rmSync(dir, { recursive: true, force: true });
