@@ -1,10 +1,11 @@
 // Idle watch streams on one replica (`npm run bench:watch`): the built gateway (`node dist/main.js`, with the
 // soak's probe) in front of the sandbox's macro fake. It measures the cache-hit load (the bench's load
-// generator and settings: closed loop, 50 connections, 6 s after a 2 s warm-up), then the live heap and RSS after a full
-// collection, then opens WATCH_STREAMS idle `GET /watch` streams (one socket each, all watching one series),
-// measures memory again, and runs the same hit load beside them. Per stream = the growth over the streams.
-// Then, as the reference, the same hit load beside as many idle keep-alive connections that hold no stream.
-// The connections are held by a child process (bench/lib/socket-holder.ts), not beside the load generator.
+// generator and settings: closed loop, 50 connections, 6 s after a 2 s warm-up) alone, then the live heap and
+// RSS after a full collection, then opens WATCH_STREAMS idle `GET /watch` streams (one socket each, all
+// watching one series), measures memory again, and runs the same hit load beside them; then, as the
+// reference, beside as many idle keep-alive connections that hold no stream. Per stream = the memory growth
+// over the streams. BENCH_ROUNDS (3) rounds interleave the three loads; the hit figures are medians. The
+// connections are held by a child process (bench/lib/socket-holder.ts), not beside the load generator.
 // Writes <BENCH_OUT>/watch-idle.json (default bench/results) and prints the table of docs/performance.md.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,7 @@ const STREAMS = envNumber('WATCH_STREAMS', 10_000, 1);
 const HIT_SECONDS = envNumber('BENCH_DURATION', 6, 1);
 const WARMUP_SECONDS = envNumber('BENCH_WARMUP', 2, 1);
 const CONNECTIONS = envNumber('BENCH_CONNECTIONS', 50, 1);
+const ROUNDS = Math.floor(envNumber('BENCH_ROUNDS', 3, 1));
 /** Streams opening at once (each reads the series through the cache as its consumer first). */
 const OPENING = 200;
 const OUT = resolve(process.env.BENCH_OUT ?? join(ROOT, 'bench/results'));
@@ -70,14 +72,21 @@ async function holdConnections(spec: HoldSpec): Promise<{ holder: ChildProcess; 
 
 /** Stops a holder and waits for it: its connections are closed when it has gone. */
 async function release(holder: ChildProcess): Promise<void> {
-  if (holder.exitCode !== null) return;
+  if (holder.exitCode !== null || holder.signalCode !== null) return;
   const gone = new Promise((r) => holder.once('exit', r));
   holder.kill('SIGTERM');
   await gone;
 }
 
+/** The run with the median req/s (its latencies come with it). */
+function median(runs: LoadResult[]): LoadResult {
+  return [...runs].sort((x, y) => x.reqPerSec - y.reqPerSec)[Math.floor(runs.length / 2)];
+}
+
 const mb = (n: number) => (n / 1048576).toFixed(1);
 const kb = (n: number) => (n / 1024).toFixed(1);
+
+const reqs = (runs: LoadResult[]) => runs.map((r) => Math.round(r.reqPerSec)).join(' / ');
 
 function hitRow(label: string, r: LoadResult): string {
   const ok = r.statusCounts['200'] ?? 0;
@@ -115,42 +124,62 @@ async function main(): Promise<void> {
     const load = () => runLoad({ url, path: HIT, headers, connections: CONNECTIONS, durationS: HIT_SECONDS });
     // A warm-up first (the bench's too): the first seconds of a process measure its compiler, not the hit.
     await runLoad({ url, path: HIT, headers, connections: CONNECTIONS, durationS: WARMUP_SECONDS });
-    console.log(`hit load alone (${CONNECTIONS} connections, ${HIT_SECONDS} s)…`);
-    const hitAlone = await load();
+    const streamRequest =
+      `GET /watch?path=${encodeURIComponent(WATCHED)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+      `Authorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`;
+    const openStreams = () =>
+      holdConnections({
+        port,
+        request: streamRequest,
+        openedWhen: 'event: answer',
+        count: STREAMS,
+        batch: OPENING,
+      });
+    // The reference: as many idle keep-alive connections that hold no stream (what any server pays to hold them).
+    const openPlain = () =>
+      holdConnections({
+        port,
+        request: `GET /health/live HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`,
+        openedWhen: '\r\n\r\n',
+        count: STREAMS,
+        batch: OPENING,
+      });
+    const besideHeld = async (open: () => Promise<{ holder: ChildProcess; seconds: number }>) => {
+      const held = await open();
+      holders.push(held.holder);
+      await sleep(1000);
+      const r = await load();
+      await release(held.holder);
+      return r;
+    };
+
+    // Round 1 measures memory too: before the streams, then with them (after a full collection each time).
+    console.log(`round 1: hit load alone (${CONNECTIONS} connections, ${HIT_SECONDS} s)…`);
+    const alone = [await load()];
     const before = await memory(child);
-    console.log(`opening ${STREAMS} idle watch streams…`);
-    const streams = await holdConnections({
-      port,
-      request:
-        `GET /watch?path=${encodeURIComponent(WATCHED)} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
-        `Authorization: Bearer ${key}\r\nAccept: text/event-stream\r\n\r\n`,
-      openedWhen: 'event: answer',
-      count: STREAMS,
-      batch: OPENING,
-    });
+    console.log(`round 1: opening ${STREAMS} idle watch streams…`);
+    const streams = await openStreams();
     holders.push(streams.holder);
     const openedS = streams.seconds;
     await sleep(1000);
     const after = await memory(child);
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const streamsGauge = Number(/^atrium_watch_streams (\d+)/m.exec(metrics)?.[1]);
-    console.log(`hit load beside ${streamsGauge} streams…`);
-    const hitBeside = await load();
+    console.log(`round 1: hit load beside ${streamsGauge} streams…`);
+    const besideStreams = [await load()];
     await release(streams.holder);
-    // The reference: as many idle keep-alive connections, no stream (what any HTTP server pays to hold them).
-    console.log(`opening ${STREAMS} idle keep-alive connections (no stream)…`);
-    const plain = await holdConnections({
-      port,
-      request: `GET /health/live HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`,
-      openedWhen: '\r\n\r\n',
-      count: STREAMS,
-      batch: OPENING,
-    });
-    holders.push(plain.holder);
-    await sleep(1000);
-    console.log(`hit load beside ${STREAMS} idle connections…`);
-    const hitBesideConnections = await load();
-    await release(plain.holder);
+    console.log(`round 1: hit load beside ${STREAMS} idle connections…`);
+    const besideConnections = [await besideHeld(openPlain)];
+    // Further rounds interleave the three loads again: the figures are medians over rounds.
+    for (let round = 2; round <= ROUNDS; round++) {
+      console.log(`round ${round}…`);
+      alone.push(await load());
+      besideStreams.push(await besideHeld(openStreams));
+      besideConnections.push(await besideHeld(openPlain));
+    }
+    const hitAlone = median(alone);
+    const hitBeside = median(besideStreams);
+    const hitBesideConnections = median(besideConnections);
     const perStream = {
       heapBytes: (after.heapUsed - before.heapUsed) / STREAMS,
       rssBytes: (after.rss - before.rss) / STREAMS,
@@ -167,7 +196,14 @@ async function main(): Promise<void> {
       after: { rss: after.rss, heapUsed: after.heapUsed, external: after.external },
       perStream,
       hit: { alone: hitAlone, besideConnections: hitBesideConnections, besideStreams: hitBeside },
-      settings: { connections: CONNECTIONS, seconds: HIT_SECONDS, watched: WATCHED, hit: HIT },
+      rounds: { alone, besideStreams, besideConnections },
+      settings: {
+        connections: CONNECTIONS,
+        seconds: HIT_SECONDS,
+        rounds: ROUNDS,
+        watched: WATCHED,
+        hit: HIT,
+      },
     };
     mkdirSync(OUT, { recursive: true });
     writeFileSync(join(OUT, 'watch-idle.json'), JSON.stringify(result, null, 2) + '\n');
@@ -185,6 +221,10 @@ async function main(): Promise<void> {
       hitRow('alone', hitAlone),
       hitRow(`beside ${STREAMS} idle keep-alive connections (no stream)`, hitBesideConnections),
       hitRow(`beside ${STREAMS} idle streams`, hitBeside),
+      '',
+      `req/s by round: alone ${reqs(alone)}; beside the connections ${reqs(besideConnections)}; beside the streams ${reqs(besideStreams)}.`,
+      `Medians: beside the streams ${(hitBeside.reqPerSec / hitAlone.reqPerSec).toFixed(2)} × the req/s alone, ` +
+        `${(hitBeside.reqPerSec / hitBesideConnections.reqPerSec).toFixed(2)} × beside the plain connections.`,
     ];
     console.log(lines.join('\n'));
   } finally {
