@@ -12,6 +12,7 @@ export class Heartbeats<S> {
   private next = 0;
   private turn = 0;
   private timer?: ClockTimer;
+  private started = false;
   private stopped = false;
 
   constructor(
@@ -29,6 +30,7 @@ export class Heartbeats<S> {
     const i = this.next++ % this.slices.length;
     this.slices[i].add(stream);
     this.sliceOf.set(stream, i);
+    if (this.started) this.arm();
   }
 
   delete(stream: S): void {
@@ -39,13 +41,19 @@ export class Heartbeats<S> {
   }
 
   start(): void {
-    if (this.stopped || this.timer) return;
+    this.started = true;
+    this.arm();
+  }
+
+  /** The next slice's timer; none while no stream is open (an idle replica is not woken for nothing). */
+  private arm(): void {
+    if (this.stopped || this.timer || this.sliceOf.size === 0) return;
     this.timer = this.clock.setTimeout(() => {
       const slice = this.slices[this.turn];
       this.turn = (this.turn + 1) % this.slices.length;
       for (const s of slice) this.beat(s);
       this.timer = undefined;
-      this.start();
+      this.arm();
     }, this.intervalMs / this.slices.length);
   }
 

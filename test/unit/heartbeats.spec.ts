@@ -39,6 +39,19 @@ describe('Heartbeats: every stream hears one each interval, a slice at a time', 
     expect(heard).toHaveLength(10);
   });
 
+  it('keeps no timer while no stream is open', async () => {
+    const { clock, heard, beats } = setup(0, 5);
+    expect(clock.pending).toBe(0);
+    beats.add(1);
+    expect(clock.pending).toBe(1);
+    await clock.advance(INTERVAL);
+    expect(heard).toEqual([1]);
+    beats.delete(1);
+    await clock.advance(INTERVAL);
+    expect(clock.pending).toBe(0);
+    expect(heard).toEqual([1]);
+  });
+
   it('stops: no timer left behind', async () => {
     const { clock, heard, beats } = setup(4, 2);
     beats.stop();
