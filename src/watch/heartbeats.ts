@@ -4,8 +4,8 @@ import type { Clock, ClockTimer } from '../core/time/clock.js';
  * Keeps idle streams alive for the proxies between them and their clients. The interval is cut into slices,
  * each stream belongs to one, and each slice is written on its own turn: a replica with 10,000 streams
  * writes a few dozen at a time, not all of them in one turn of the event loop that every other request
- * waits for. A new stream joins the next slice in turn, so the slices stay even. Hand-written: the SSE
- * helpers of Fastify and Nest send no heartbeats of their own, so there is nothing to spread.
+ * waits for. A new stream joins the next slice in turn, so the slices stay even. Hand-written: the watch
+ * service writes its streams itself, and no library the gateway keeps writes Server-Sent Events.
  */
 export class Heartbeats<S> {
   private readonly slices: Set<S>[];
