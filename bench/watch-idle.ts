@@ -78,9 +78,27 @@ async function release(holder: ChildProcess): Promise<void> {
   await gone;
 }
 
-/** The run with the median req/s (its latencies come with it). */
+const mid = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * Each figure's median over the rounds (req/s, p50 and p99 each on its own, not one round's set); the
+ * answers and their statuses are the rounds' sums.
+ */
 function median(runs: LoadResult[]): LoadResult {
-  return [...runs].sort((x, y) => x.reqPerSec - y.reqPerSec)[Math.floor(runs.length / 2)];
+  const statusCounts: Record<string, number> = {};
+  for (const r of runs)
+    for (const [status, n] of Object.entries(r.statusCounts))
+      statusCounts[status] = (statusCounts[status] ?? 0) + n;
+  const latency = (k: keyof LoadResult['latencyMs']) => mid(runs.map((r) => r.latencyMs[k]));
+  return {
+    requests: runs.reduce((n, r) => n + r.requests, 0),
+    wallS: runs.reduce((n, r) => n + r.wallS, 0),
+    reqPerSec: mid(runs.map((r) => r.reqPerSec)),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    timeouts: runs.reduce((n, r) => n + r.timeouts, 0),
+    statusCounts,
+    latencyMs: { p50: latency('p50'), p99: latency('p99'), mean: latency('mean'), max: latency('max') },
+  };
 }
 
 const mb = (n: number) => (n / 1048576).toFixed(1);
