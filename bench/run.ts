@@ -17,7 +17,7 @@ import {
   type RunMetrics,
 } from './lib/measure.js';
 import { readOptions, ROOT, type BenchOptions } from './lib/options.js';
-import { backgroundLoad } from './lib/quiet.js';
+import { backgroundLoad, hostSteadiness, steadinessLine } from './lib/quiet.js';
 import { BODY_SIZES, md5, payload } from './lib/payloads.js';
 import { machineInfo } from './lib/procfs.js';
 import {
@@ -454,6 +454,11 @@ async function main(): Promise<number> {
       `${background.maxOtherCores}; limit ${background.limitCores}): ` +
       (background.quiet ? 'a quiet run' : 'NOT a quiet run'),
   );
+  // The host's own speed, which others' load does not show: the 2 KB ceiling (else any ceiling) round by round.
+  const ceiling =
+    scenarios.find((s) => s.id === 'ceiling-2k') ?? scenarios.find((s) => s.id.startsWith('ceiling'));
+  const steadiness = ceiling && hostSteadiness(ceiling.runs.map((r) => r.cpuUsPerReq));
+  if (steadiness) log(steadinessLine(steadiness));
   // Figures from a busy machine are printed (above) and kept apart, never published over a quiet run's.
   if (perfReports.length)
     log('\nperf profiles (CPU time, the kernel included):\n' + perfReports.join('\n\n'));
@@ -473,6 +478,7 @@ async function main(): Promise<number> {
     commit,
     machine,
     background,
+    steadiness,
     options: {
       durationS: opts.durationS,
       warmupS: opts.warmupS,
@@ -535,6 +541,7 @@ async function main(): Promise<number> {
     figures,
     problems,
     findings,
+    steadiness: steadiness && steadinessLine(steadiness),
   });
   writeFileSync(join(outDir, 'summary.md'), md);
   log(

@@ -37,3 +37,44 @@ export function backgroundLoad(
     quiet: mean <= limitCores,
   };
 }
+
+/**
+ * How steady the host was: the ceiling does the same work every round, so its CPU per request moving
+ * between rounds means the machine's own speed moved (a shared host, a VM's neighbours). Others' load
+ * does not show it. A slower host slows the gateway more than the ceiling (each answer's write waits
+ * longer on the client's wake-up), so ratios of an unsteady run compare poorly with another run's.
+ */
+export interface HostSteadiness {
+  /** The ceiling's CPU per request over the rounds, µs (the lowest and the highest round). */
+  readonly minUs: number;
+  readonly maxUs: number;
+  /** Highest over lowest. */
+  readonly spread: number;
+  readonly limit: number;
+  readonly steady: boolean;
+}
+
+/** The default limit: the ceiling's CPU per request may move by a quarter between rounds. */
+export const STEADY_LIMIT = 1.25;
+
+/** Undefined when no ceiling ran in two rounds or more (nothing to compare). */
+export function hostSteadiness(
+  ceilingCpuUsPerRound: readonly number[],
+  limit = STEADY_LIMIT,
+): HostSteadiness | undefined {
+  const cpu = ceilingCpuUsPerRound.filter((v) => Number.isFinite(v) && v > 0);
+  if (cpu.length < 2) return undefined;
+  const minUs = Math.min(...cpu);
+  const maxUs = Math.max(...cpu);
+  const spread = Math.round((maxUs / minUs) * 100) / 100;
+  return { minUs, maxUs, spread, limit, steady: spread <= limit };
+}
+
+/** One line for the runner's output and the published summary. */
+export function steadinessLine(s: HostSteadiness): string {
+  const range = `${s.minUs.toFixed(1)}–${s.maxUs.toFixed(1)} µs (${s.spread.toFixed(2)} ×; limit ${s.limit} ×)`;
+  return s.steady
+    ? `the ceiling's CPU per request held at ${range} across rounds: a steady host`
+    : `UNSTEADY HOST: the ceiling's CPU per request moved ${range} across rounds; ` +
+        'ratios from this run compare poorly with those of another run';
+}

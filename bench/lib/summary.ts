@@ -38,6 +38,8 @@ export interface SummaryInput {
   hitBesideNginx?: string;
   /** Why nginx was not measured. */
   nginxSkipped?: string;
+  /** How steady the host's speed was over the rounds (quiet.ts). */
+  steadiness?: string;
 }
 
 /** The measured part of docs/performance.md (also written as results/summary.md). */
@@ -54,7 +56,8 @@ export function summaryMarkdown(x: SummaryInput): string {
       `load average at start ${m.loadAverageAtStart.join(' / ')}. ${x.rounds} interleaved rounds × ${x.durationS} s ` +
       `per scenario, ${x.connections} connections, medians; ratios are to the ceiling of the same body size in the ` +
       'same round.' +
-      shared,
+      shared +
+      (x.steadiness ? ` On the host: ${x.steadiness}.` : ''),
     '',
     markdownTable(SCENARIO_HEADER, scenarioRows(x.scenarios)),
     '',
