@@ -295,7 +295,11 @@ describe('fairness while the budget is the bottleneck (single instance)', () => 
     env: {
       UPSTREAM_MACRO_RATE_PER_SEC: String(RATE),
       UPSTREAM_MACRO_BURST: '1',
-      UPSTREAM_MACRO_MAX_WAIT_MS: '3000',
+      // Longer than any request waits here (the noisy app's 100 at its weighted share, 10 a second: 10 s).
+      // With a shorter bound the noisy app's backlog, sent at once, also expired at once: until its clients
+      // sent again its flow was empty, and the other app took every token (the queue is work-conserving),
+      // the more so the slower the machine.
+      UPSTREAM_MACRO_MAX_WAIT_MS: '15000',
     },
     consumers: [noisy, quiet, vip],
     // The tests run in order on one fake and read what it recorded as they go.
