@@ -30,6 +30,10 @@ describeRedis('consumers managed at run time across 2 gateway processes sharing 
       ATRIUM_OPERATOR_TOKEN: OPERATOR,
       UPSTREAM_MACRO_RATE_PER_SEC: '1000',
       UPSTREAM_MACRO_BURST: '1000',
+      // Redis is reached through the relay in this test process, whose event loop a loaded machine can hold
+      // past the default 100 ms: an admin write would be refused as if Redis were away. The outage test
+      // cuts the relay, which fails commands at once whatever this bound.
+      ATRIUM_REDIS_COMMAND_TIMEOUT_MS: '2000',
     }),
     // Written to the consumers file: it seeds the empty Redis store.
     consumers: [seeded],
