@@ -52,9 +52,10 @@ export class Heartbeats<S> {
     this.timer = this.clock.setTimeout(() => {
       const slice = this.slices[this.turn];
       this.turn = (this.turn + 1) % this.slices.length;
-      for (const s of slice) this.beat(s);
+      // The next turn is armed first: a stream whose write throws must not end every stream's heartbeats.
       this.timer = undefined;
       this.arm();
+      for (const s of slice) this.beat(s);
     }, this.intervalMs / this.slices.length);
   }
 

@@ -52,6 +52,28 @@ describe('Heartbeats: every stream hears one each interval, a slice at a time', 
     expect(heard).toEqual([1]);
   });
 
+  it('a stream whose write throws does not end the heartbeats of the others', async () => {
+    const clock = new FakeClock();
+    const heard: number[] = [];
+    const beats = new Heartbeats<number>(
+      clock,
+      INTERVAL,
+      (s) => {
+        if (s === 0) throw new Error('write after the socket closed');
+        heard.push(s);
+      },
+      2,
+    );
+    for (const s of [0, 1, 2, 3]) beats.add(s);
+    beats.start();
+    // Stream 0's slice throws out of its turn; the next turn is armed all the same.
+    await expect(clock.advance(INTERVAL / 2)).rejects.toThrow('write after the socket closed');
+    beats.delete(0);
+    await clock.advance(INTERVAL * 2);
+    expect(heard.filter((s) => s === 1)).toHaveLength(2);
+    expect(heard.filter((s) => s === 2)).toHaveLength(2);
+  });
+
   it('stops: no timer left behind', async () => {
     const { clock, heard, beats } = setup(4, 2);
     beats.stop();
